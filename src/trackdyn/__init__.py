@@ -1,0 +1,38 @@
+"""trackdyn: multibody simulation of tracked vehicles.
+
+The curated public API; everything else is private. See the README and
+``docs/`` for a tour.
+"""
+
+from ._version import __version__
+from .io.results import load
+from .mbs import (
+    TSDA,
+    RSDA,
+    Body,
+    Bushing,
+    Cylindrical,
+    Distance,
+    Fixed,
+    LinearMotor,
+    Model,
+    PointForce,
+    PointTorque,
+    Prismatic,
+    Profile,
+    Revolute,
+    RevoluteMotor,
+    Spherical,
+    State,
+    Universal,
+)
+from .sim import Result, Simulation
+
+__all__ = [
+    "__version__",
+    "Model", "Body", "State", "Profile",
+    "Spherical", "Revolute", "Universal", "Cylindrical", "Prismatic", "Fixed", "Distance",
+    "RevoluteMotor", "LinearMotor",
+    "TSDA", "RSDA", "Bushing", "PointForce", "PointTorque",
+    "Simulation", "Result", "load",
+]

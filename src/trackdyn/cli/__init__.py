@@ -1,0 +1,1 @@
+"""The ``trackdyn`` command line (Typer)."""

@@ -1,0 +1,126 @@
+"""``trackdyn`` command line.
+
+Every command that prints figures accepts ``--json`` and then writes exactly
+one JSON object on stdout. Exit codes: 0 success, 1 invalid input, failed
+check or diverged run, 2 usage.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from .._version import __version__
+
+app = typer.Typer(
+    name="trackdyn",
+    help="Multibody simulation of tracked vehicles.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _print_json(obj) -> None:
+    from ..io.results import _json_default
+
+    sys.stdout.write(json.dumps(obj, default=_json_default) + "\n")
+
+
+def _version_callback(value: bool):
+    if value:
+        typer.echo(f"trackdyn {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Optional[bool] = typer.Option(
+        None, "--version", callback=_version_callback, is_eager=True, help="Print the version and exit."
+    ),
+):
+    """trackdyn: link-track multibody simulation, mobility events and studies."""
+
+
+@app.command()
+def validate(
+    case: Optional[str] = typer.Argument(None, help="Case name; all cases when omitted."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+):
+    """Run analytic validation cases (closed-form checks of the solver)."""
+    import warnings
+
+    from ..testing.validation import CASES, run_case
+
+    if case is not None and case not in CASES:
+        typer.echo(f"unknown case {case!r}; choose one of: {', '.join(sorted(CASES))}", err=True)
+        raise typer.Exit(1)
+    names = [case] if case else list(CASES)
+    results = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for n in names:
+            r = run_case(n)
+            results.append(r)
+            if not as_json:
+                mark = "ok  " if r["passed"] else "FAIL"
+                errs = ", ".join(f"{k}={v:.3g} (tol {r['tolerances'].get(k, float('nan')):.3g})"
+                                 for k, v in r["errors"].items())
+                typer.echo(f"{mark} {n:16s} {errs}  [{r['wall_time_s']:.1f} s]")
+    passed = all(r["passed"] for r in results)
+    if as_json:
+        _print_json(results[0] if case else {"passed": passed, "cases": results})
+    raise typer.Exit(0 if passed else 1)
+
+
+@app.command()
+def bench(
+    name: str = typer.Argument("chain64", help="Benchmark name."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+):
+    """Run a benchmark and print wall time per step and per simulated second."""
+    from ..testing.benchmarks import BENCHMARKS, run_benchmark
+
+    if name not in BENCHMARKS:
+        typer.echo(f"unknown benchmark {name!r}; choose one of: {', '.join(sorted(BENCHMARKS))}", err=True)
+        raise typer.Exit(1)
+    out = run_benchmark(name)
+    if as_json:
+        _print_json(out)
+        return
+    for r in out.get("runs", [out]):
+        split = "  ".join(f"{k} {v:.3f}" for k, v in r["split_ms"].items())
+        typer.echo(f"{name} h={r['step_size_s']:g}: {r['ms_per_step']:.3f} ms/step, "
+                   f"{r['wall_per_sim']:.2f} s wall per simulated s ({r['steps']} steps)")
+        typer.echo(f"  split ms/step: {split}")
+
+
+@app.command()
+def demo(
+    out: Path = typer.Option(Path("trackdyn-demo"), "--out", help="Results folder to write."),
+    t_end: float = typer.Option(3.0, "--t-end", help="Simulated time, s."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+):
+    """Simulate a 64-link track chain falling from horizontal and write its results folder."""
+    from ..demo import run_demo
+
+    summary = run_demo(out, t_end=t_end, progress=not as_json)
+    if as_json:
+        _print_json(summary)
+    else:
+        typer.echo(f"wrote {summary['out']} ({summary['steps']} steps, {summary['wall_time_s']:.1f} s wall)")
+        for f in summary["files"]:
+            typer.echo(f"  {f}")
+    raise typer.Exit(0 if summary["status"] == "complete" else 1)
+
+
+def main():
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,437 @@
+"""Absolute coordinates with Lagrange multipliers (thesis §2.4.1, eq. 2.7-2.8).
+
+:class:`AbsoluteSystem` turns a :class:`~trackdyn.mbs.model.Model` into arrays
+and evaluates, for a state ``(t, q, v)``:
+
+- body kinematics (world positions, rotation matrices, velocities);
+- the generalized forces ``f(q, v, t)`` (gravity, gyroscopic torque, force
+  elements and any registered force provider such as contact) and their
+  Jacobians, added as ``-cK ∂f/∂q - cD ∂f/∂v`` into the KKT values;
+- the constraints ``C``, their Jacobian ``J = ∇_q C L(q)`` w.r.t. ``(r, π̄)``,
+  ``∂C/∂t`` and the acceleration right-hand side ``γ``.
+
+It knows nothing about time stepping; integrators combine these stages.
+Redundant constraint rows (e.g. a planar loop of 3-D revolutes) are found once
+at build time by a rank-revealing QR of the Jacobian and removed, with a
+warning naming the joints (as Adams does).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Iterable, Protocol
+
+import numba as nb
+import numpy as np
+import scipy.linalg as sla
+
+from ..linsolve.kkt import KKTPattern
+from ..mbs import _force_kernels as FK
+from ..mbs import _kernels as MK
+from ..mbs.forces import BLOCK_TYPES
+from ..mbs.model import Model, State
+
+__all__ = ["AbsoluteSystem", "Kinematics", "RedundantConstraintWarning", "ForceProvider", "ForceContext"]
+
+
+class RedundantConstraintWarning(UserWarning):
+    """Some constraint rows depend on others and were removed."""
+
+
+@dataclass
+class ForceContext:
+    """What a :class:`ForceProvider` gets each time forces are evaluated.
+
+    ``f`` (nb, 6) and ``Dv`` (nb, 6) are added to; ``data`` holds the KKT
+    values, to which a provider adds ``-cK ∂Q/∂q - cD ∂Q/∂v`` (symmetric
+    part) through slot maps obtained from ``system.pattern`` in ``bind``
+    (``trackdyn.mbs._force_kernels.scatter_elements`` does all of it for
+    12-vector elements). ``data`` is None when only outputs are wanted.
+    """
+
+    t: float
+    h: float
+    state: State
+    kin: "Kinematics"
+    f: np.ndarray
+    Dv: np.ndarray
+    data: np.ndarray | None
+    cK: float
+    cD: float
+
+
+class ForceProvider(Protocol):
+    """A source of forces evaluated every step (contact, terrain, tyres).
+
+    Lifecycle: ``coupling_pairs()`` is asked once, before the KKT pattern is
+    built, for the body pairs whose force Jacobian couples them; ``bind(system)``
+    is called once the pattern exists; ``initial_extra()`` returns plain arrays
+    added to the initial ``State.extra`` (e.g. contact history);
+    ``accumulate(ctx)`` adds forces and Jacobians and may stage an updated
+    history; ``commit(state)`` writes the staged history into the new state's
+    ``extra`` after a step is accepted. ``series()`` maps recorded names to
+    ``(array, index)`` pairs refreshed by ``accumulate``.
+    """
+
+    name: str
+
+    def coupling_pairs(self) -> Iterable[tuple[int, int]]: ...
+
+    def bind(self, system: "AbsoluteSystem") -> None: ...
+
+    def initial_extra(self) -> dict: ...
+
+    def accumulate(self, ctx: ForceContext) -> None: ...
+
+    def commit(self, state: State) -> None: ...
+
+    def series(self) -> dict: ...
+
+
+@dataclass
+class Kinematics:
+    """World-frame body quantities of the current state (last row: ground)."""
+
+    pos: np.ndarray
+    R: np.ndarray
+    vel: np.ndarray
+    omega_w: np.ndarray
+    q_ext: np.ndarray
+
+
+class AbsoluteSystem:
+    """Arrays and stage functions of a model in absolute coordinates.
+
+    Parameters
+    ----------
+    model : Model
+    regularization : float
+        ``δ`` of the KKT matrix (units of 1/mass); keeps the factorisation
+        defined if a redundant row survives. Its effect on the solution is of
+        order ``δ λ``.
+    remove_redundant : bool
+        Detect and remove dependent constraint rows at the initial pose.
+    providers : sequence of ForceProvider
+        Extra force sources (contact, terrain) evaluated after the elements.
+    """
+
+    formulation = "absolute"
+
+    def __init__(self, model: Model, regularization: float = 1e-12, remove_redundant: bool = True,
+                 providers=()):
+        self.model = model
+        self.mass, self.inertia, self.q0, self.v0 = model.body_arrays()
+        self.nb = nb_ = len(self.mass)
+        self.body_names = model.body_names
+        self.gravity = model.gravity.copy()
+        self.regularization = float(regularization)
+        self.providers = list(providers)
+        # ---------------------------------------------------------- rows
+        rows, row_joint = [], []
+        for jk, joint in enumerate(model.joints):
+            for r in joint._rows_cache:
+                rows.append(r)
+                row_joint.append(jk)
+        self._all_rows = rows
+        self._all_row_joint = np.array(row_joint, dtype=np.int64)
+        keep = np.arange(len(rows))
+        self.removed_rows: list[tuple[str, int]] = []
+        self.kin = Kinematics(
+            np.zeros((nb_ + 1, 3)), np.zeros((nb_ + 1, 3, 3)), np.zeros((nb_ + 1, 3)),
+            np.zeros((nb_ + 1, 3)), np.zeros((nb_ + 1, 7)),
+        )
+        self._set_rows(keep)
+        if remove_redundant and len(rows):
+            keep = self._independent_rows()
+            if len(keep) < len(rows):
+                dropped = sorted(set(range(len(rows))) - set(keep.tolist()))
+                names = {}
+                for r in dropped:
+                    jn = model.joints[row_joint[r]].name
+                    names[jn] = names.get(jn, 0) + 1
+                self.removed_rows = sorted(names.items())
+                warnings.warn(
+                    f"{len(dropped)} redundant constraint row(s) removed: "
+                    + ", ".join(f"{n} ({c})" for n, c in self.removed_rows),
+                    RedundantConstraintWarning,
+                    stacklevel=3,
+                )
+                self._set_rows(keep)
+        # ---------------------------------------------------------- force blocks
+        self.blocks = []
+        for cls, block_cls in BLOCK_TYPES:
+            elems = [e for e in model.forces if isinstance(e, cls)]
+            if elems:
+                self.blocks.append(block_cls(elems, model))
+        # ---------------------------------------------------------- KKT pattern
+        pairs = set()
+        for blk in self.blocks:
+            if not getattr(blk, "coupled", True):
+                continue
+            for i, j in blk.body:
+                if i >= 0 and j >= 0 and i != j:
+                    pairs.add((min(i, j), max(i, j)))
+        for prov in self.providers:
+            for i, j in prov.coupling_pairs():
+                if i >= 0 and j >= 0 and i != j:
+                    pairs.add((min(int(i), int(j)), max(int(i), int(j))))
+        # joints couple their bodies through the geometric stiffness of their forces
+        for i, j in self.row_body:
+            if i >= 0 and j >= 0 and i != j:
+                pairs.add((min(i, j), max(i, j)))
+        self.pair_blocks = np.array(sorted(pairs), dtype=np.int64).reshape(-1, 2)
+        self.pattern = KKTPattern(nb_, self.pair_blocks, self.row_body, self.row_joint)
+        for blk in self.blocks:
+            for e in range(blk.body.shape[0]):
+                blk.slot[e] = self.pattern.element_slots(blk.body[e])
+        for prov in self.providers:
+            prov.bind(self)
+        self.row_slot12 = np.full((self.nc, 12, 12), -1, dtype=np.int64)
+        for r in range(self.nc):
+            self.row_slot12[r] = self.pattern.element_slots(self.row_body[r])
+        self._cs_Q = np.zeros((self.nc, 12))
+        self._cs_Kx = np.zeros((self.nc, 12, 12))
+        self._cs_Kv = np.zeros((self.nc, 12, 12))
+        self._scratch_f = np.zeros((nb_, 6))
+        # base values: mass matrix and -δ
+        self.base_data = np.zeros(self.pattern.nnz)
+        bs = self.pattern.body_slot
+        for b in range(nb_):
+            for k in range(3):
+                self.base_data[bs[b, k, k]] += self.mass[b]
+            for k in range(3):
+                for m in range(k, 3):
+                    self.base_data[bs[b, 3 + k, 3 + m]] += self.inertia[b, k, m]
+        self.base_data[self.pattern.reg_slot] -= self.regularization
+        # buffers
+        self.f = np.zeros((nb_, 6))
+        self.Dv = np.zeros((nb_, 6))
+        self.data = np.zeros(self.pattern.nnz)
+
+    # ------------------------------------------------------------------ rows
+    def _set_rows(self, keep):
+        rows = [self._all_rows[k] for k in keep]
+        n = len(rows)
+        self.nc = n
+        self.row_index = np.asarray(keep, dtype=np.int64)
+        self.row_type = np.array([r.type for r in rows], dtype=np.int64)
+        self.row_body = np.array([[r.body_i, r.body_j] for r in rows], dtype=np.int64).reshape(n, 2)
+        self.row_a = np.array([[r.a_i, r.a_j] for r in rows], dtype=float).reshape(n, 2, 3)
+        self.row_s = np.array([[r.s_i, r.s_j] for r in rows], dtype=float).reshape(n, 2, 3)
+        self.row_c = np.array([r.c for r in rows], dtype=float).reshape(n, 3)
+        self.row_u = np.array([[r.u, r.w] for r in rows], dtype=float).reshape(n, 2, 3)
+        self.row_f0 = np.array([r.f0 for r in rows], dtype=float)
+        self.row_f = np.zeros((n, 3))
+        self.row_f[:, 0] = self.row_f0
+        self.row_joint = self._all_row_joint[self.row_index] if n else np.zeros(0, np.int64)
+        self.drivers = [(k, r.profile, r.profile_kind) for k, r in enumerate(rows) if r.profile is not None]
+        self.driver_rows = np.array([k for k, _, _ in self.drivers], dtype=np.int64)
+        self.phi = np.zeros(n)
+        self.J = np.zeros((n, 12))
+        self.phi_t = np.zeros(n)
+        self.gamma = np.zeros(n)
+        # joint -> rows
+        self.joint_rows = [np.nonzero(self.row_joint == jk)[0] for jk in range(len(self.model.joints))]
+        self.joint_names = [j.name for j in self.model.joints]
+        self.joint_body_b = np.array([j._ib for j in self.model.joints], dtype=np.int64)
+        self.joint_point_b = np.array([j._point_b for j in self.model.joints], dtype=float).reshape(-1, 3)
+
+    def _independent_rows(self):
+        """Indices of a maximal independent set of rows at the initial state."""
+        self.update_kinematics(self.q0, self.v0)
+        self.update_drivers(0.0)
+        self.eval_constraints(want_gamma=False)
+        nd = 6 * self.nb
+        Jd = np.zeros((self.nc, nd))
+        for r in range(self.nc):
+            for side in range(2):
+                b = self.row_body[r, side]
+                if b >= 0:
+                    Jd[r, 6 * b: 6 * b + 6] = self.J[r, 6 * side: 6 * side + 6]
+        norms = np.linalg.norm(Jd, axis=1)
+        if np.any(norms == 0):
+            bad = [self.model.joints[self.row_joint[r]].name for r in np.nonzero(norms == 0)[0]]
+            raise ValueError(f"constraint rows of joints {sorted(set(bad))} have a zero Jacobian at the initial pose")
+        Js = Jd / norms[:, None]
+        # drivers first so they are never the ones removed
+        order = np.concatenate([self.driver_rows, np.setdiff1d(np.arange(self.nc), self.driver_rows)])
+        _, Rm, piv = sla.qr(Js[order].T, mode="economic", pivoting=True)
+        d = np.abs(np.diag(Rm))
+        rank = int(np.sum(d > 1e-9 * max(d[0], 1.0))) if len(d) else 0
+        keep = np.sort(order[piv[:rank]])
+        return self.row_index[keep]
+
+    # ------------------------------------------------------------------ stages
+    def update_kinematics(self, q, v):
+        k = self.kin
+        MK.body_kinematics(q, v, k.pos, k.R, k.vel, k.omega_w)
+        k.q_ext[:-1] = q
+        k.q_ext[-1] = (0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0)
+
+    def _driver_values(self, t: float, out):
+        """f, ḟ, f̈ of every driver row at time t into out (n_driver, 3)."""
+        for n, (k, prof, kind) in enumerate(self.drivers):
+            if kind == "value":
+                out[n] = (self.row_f0[k] + prof.value(t), prof.d1(t), prof.d2(t))
+            else:
+                out[n] = (self.row_f0[k] + prof.integral(t), prof.value(t), prof.d1(t))
+
+    def update_drivers(self, t: float):
+        """Set f, ḟ, f̈ of the driver rows at time t."""
+        if self.drivers:
+            vals = np.empty((len(self.drivers), 3))
+            self._driver_values(t, vals)
+            self.row_f[self.driver_rows] = vals
+
+    def eval_constraints(self, want_gamma: bool = False):
+        MK.constraint_eval(
+            self.row_type, self.row_body, self.row_a, self.row_s, self.row_c, self.row_u, self.row_f,
+            self.kin.pos, self.kin.R, self.kin.vel, self.kin.omega_w, want_gamma,
+            self.phi, self.J, self.phi_t, self.gamma,
+        )
+
+    def driver_phi_at(self, t: float) -> np.ndarray:
+        """C of the driver rows at the current positions and time t (for exact time secants)."""
+        idx = self.driver_rows
+        nd = len(idx)
+        if nd == 0:
+            return np.zeros(0)
+        vals = np.empty((nd, 3))
+        self._driver_values(t, vals)
+        phi = np.zeros(nd)
+        MK.constraint_eval(
+            self.row_type[idx], self.row_body[idx], self.row_a[idx], self.row_s[idx], self.row_c[idx],
+            self.row_u[idx], vals, self.kin.pos, self.kin.R, self.kin.vel, self.kin.omega_w, False,
+            phi, np.zeros((nd, 12)), np.zeros(nd), np.zeros(nd),
+        )
+        return phi
+
+    def eval_forces(self, t: float, v, cK: float, cD: float, data, state: State | None = None, h: float = 0.0):
+        """f (nb, 6), Dv (nb, 6) and ``-cK ∂f/∂q - cD ∂f/∂v`` into ``data``.
+
+        ``state`` and ``h`` are passed to force providers (contact history).
+        """
+        FK.body_forces(self.mass, self.inertia, v, self.gravity, self.f)
+        self.Dv[:] = 0.0
+        for blk in self.blocks:
+            blk.evaluate(t, self.kin, v)
+            FK.scatter_elements(blk.body, blk.Q, blk.Kx, blk.Kv, blk.slot, cK, cD, v, self.f, data, self.Dv)
+        if self.providers:
+            ctx = ForceContext(t, h, state, self.kin, self.f, self.Dv, data, cK, cD)
+            for prov in self.providers:
+                prov.accumulate(ctx)
+        return self.f
+
+    def commit(self, state: State) -> None:
+        """Let force providers store their staged history in an accepted state."""
+        for prov in self.providers:
+            prov.commit(state)
+
+    def constraint_forces(self, lam):
+        """Generalized constraint forces ``-Jᵀλ`` per row (nc, 12) and their position Jacobian."""
+        FK.constraint_stiffness_eval(
+            self.row_type, self.row_body, self.row_a, self.row_s, self.row_c, self.row_u, self.row_f, lam,
+            self.kin.pos, self.kin.R, self._cs_Q, self._cs_Kx, self._cs_Kv,
+        )
+        return self._cs_Q, self._cs_Kx
+
+    def add_constraint_stiffness(self, lam, cK: float, data):
+        """Add ``-cK ∂(-Jᵀλ)/∂q`` (symmetric part) to the KKT values: the joints' geometric stiffness."""
+        if self.nc == 0:
+            return
+        self.constraint_forces(lam)
+        self._scratch_f[:] = 0.0
+        FK.scatter_elements(self.row_body, self._cs_Q, self._cs_Kx, self._cs_Kv, self.row_slot12, cK, 0.0,
+                            self._scratch_f, self._scratch_f, data, self._scratch_f)
+
+    def fill_jacobian(self, data):
+        _scatter_rows(self.J, self.pattern.row_slot, data)
+
+    def evaluate_outputs(self, state):
+        """Bring element outputs (forces, lengths) and J up to date with ``state`` for recording."""
+        self.update_kinematics(state.q, state.v)
+        for blk in self.blocks:
+            blk.evaluate(state.t, self.kin, state.v)
+        if self.providers:
+            f, dv = np.zeros_like(self.f), np.zeros_like(self.Dv)
+            ctx = ForceContext(state.t, 0.0, state, self.kin, f, dv, None, 0.0, 0.0)
+            for prov in self.providers:
+                prov.accumulate(ctx)
+        self.update_drivers(state.t)
+        self.eval_constraints(want_gamma=False)
+
+    def reactions(self, lam):
+        """Reaction force and torque (about the joint point) on each joint's second body, world frame.
+
+        Returns arrays (n_joint, 3), (n_joint, 3).
+        """
+        nj = len(self.joint_names)
+        F = np.zeros((nj, 3))
+        T = np.zeros((nj, 3))
+        _reactions(self.J, lam, self.row_joint, self.joint_body_b, self.joint_point_b, self.kin.R,
+                   self.row_body, F, T, nj)
+        return F, T
+
+    def initial_state(self) -> State:
+        extra = {}
+        for prov in self.providers:
+            extra.update(prov.initial_extra())
+        return State(0.0, self.q0.copy(), self.v0.copy(), np.zeros(self.nc), np.zeros((self.nb, 6)), extra)
+
+    # ------------------------------------------------------------------ energy
+    def kinetic_energy(self, v) -> float:
+        w = v[:, 3:]
+        return float(0.5 * np.sum(self.mass * np.sum(v[:, :3] ** 2, axis=1))
+                     + 0.5 * np.einsum("bi,bij,bj->", w, self.inertia, w))
+
+    def potential_energy(self, q) -> float:
+        """Gravitational potential energy (force elements not included)."""
+        return float(-np.sum(self.mass * (q[:, :3] @ self.gravity)))
+
+    def angular_momentum(self, q, v) -> np.ndarray:
+        """Total angular momentum about the world origin, world frame."""
+        self.update_kinematics(q, v)
+        L = np.zeros(3)
+        for b in range(self.nb):
+            Jw = self.kin.R[b] @ (self.inertia[b] @ v[b, 3:])
+            L += Jw + self.mass[b] * np.cross(q[b, :3], v[b, :3])
+        return L
+
+
+@nb.njit(cache=True)
+def _scatter_rows(J, row_slot, data):
+    for r in range(J.shape[0]):
+        for k in range(12):
+            s = row_slot[r, k]
+            if s >= 0:
+                data[s] += J[r, k]
+
+
+@nb.njit(cache=True)
+def _reactions(J, lam, row_joint, joint_body_b, joint_point_b, R, row_body, F, T, nj):
+    for j in range(nj):
+        for k in range(3):
+            F[j, k] = 0.0
+            T[j, k] = 0.0
+    Tb = np.zeros((nj, 3))
+    for r in range(J.shape[0]):
+        j = row_joint[r]
+        bb = joint_body_b[j]
+        # the joint's second body is side 1 of its rows
+        side = 1 if row_body[r, 1] == bb else 0
+        for k in range(3):
+            F[j, k] -= J[r, 6 * side + k] * lam[r]
+            Tb[j, k] -= J[r, 6 * side + 3 + k] * lam[r]
+    for j in range(nj):
+        b = joint_body_b[j]
+        # body-frame COM torque -> world; shift to the joint point: T_p = T_c + (r - p) × F = T_c - s × F
+        tw0 = R[b, 0, 0] * Tb[j, 0] + R[b, 0, 1] * Tb[j, 1] + R[b, 0, 2] * Tb[j, 2]
+        tw1 = R[b, 1, 0] * Tb[j, 0] + R[b, 1, 1] * Tb[j, 1] + R[b, 1, 2] * Tb[j, 2]
+        tw2 = R[b, 2, 0] * Tb[j, 0] + R[b, 2, 1] * Tb[j, 1] + R[b, 2, 2] * Tb[j, 2]
+        s0 = R[b, 0, 0] * joint_point_b[j, 0] + R[b, 0, 1] * joint_point_b[j, 1] + R[b, 0, 2] * joint_point_b[j, 2]
+        s1 = R[b, 1, 0] * joint_point_b[j, 0] + R[b, 1, 1] * joint_point_b[j, 1] + R[b, 1, 2] * joint_point_b[j, 2]
+        s2 = R[b, 2, 0] * joint_point_b[j, 0] + R[b, 2, 1] * joint_point_b[j, 1] + R[b, 2, 2] * joint_point_b[j, 2]
+        T[j, 0] = tw0 - (s1 * F[j, 2] - s2 * F[j, 1])
+        T[j, 1] = tw1 - (s2 * F[j, 0] - s0 * F[j, 2])
+        T[j, 2] = tw2 - (s0 * F[j, 1] - s1 * F[j, 0])

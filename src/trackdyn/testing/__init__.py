@@ -1,0 +1,1 @@
+"""Reference problems, validation cases and benchmarks (importable by users and tests)."""
