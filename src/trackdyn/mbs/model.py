@@ -122,6 +122,7 @@ class Model:
         self._v0: list[np.ndarray] = []
         self.joints: list[Joint] = []
         self.forces: list[ForceElement] = []
+        self.visuals: list[tuple[int, object]] = []
         self._all_names: set[str] = {"ground"}
         self.ground = Body(self, GROUND, "ground")
         self._version = 0
@@ -284,6 +285,16 @@ class Model:
         self.forces.append(element)
         self._version += 1
         return element
+
+    def add_visual(self, body, shape) -> None:
+        """Attach a visual shape to a body (drawn by plots, animations and the 3-D viewer).
+
+        ``shape`` is any object with ``to_dict()`` (see :mod:`trackdyn.viz`);
+        it has no effect on the dynamics.
+        """
+        if not hasattr(shape, "to_dict"):
+            raise ValueError(f"add_visual: shape {shape!r} has no to_dict()")
+        self.visuals.append((self._index(body), shape))
 
     # ------------------------------------------------------------------ arrays
     def body_arrays(self):

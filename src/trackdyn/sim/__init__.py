@@ -1,6 +1,7 @@
 """Simulation (the step loop), recorders and results."""
 
 from .result import Result
-from .simulation import Recorder, Simulation
+from .recorder import Recorder
+from .simulation import Simulation
 
 __all__ = ["Simulation", "Recorder", "Result"]
