@@ -114,12 +114,22 @@ class AbsoluteSystem:
         Detect and remove dependent constraint rows at the initial pose.
     providers : sequence of ForceProvider
         Extra force sources (contact, terrain) evaluated after the elements.
+    coupling : {"full", "diagonal"}
+        How force elements between two bodies enter the Newton matrix:
+        ``"full"`` (exact) stores their body-body coupling block;
+        ``"diagonal"`` keeps only each body's own block, which approximates
+        the Newton matrix (never the equations: forces are exact) and removes
+        the coupling from the sparsity pattern — much less fill for long
+        chains. An element's own ``coupling`` attribute overrides this.
+    joint_coupling : {"full", "diagonal"}
+        The same for the joints' geometric stiffness (see
+        :meth:`add_constraint_stiffness`).
     """
 
     formulation = "absolute"
 
     def __init__(self, model: Model, regularization: float = 1e-12, remove_redundant: bool = True,
-                 providers=()):
+                 providers=(), coupling: str = "full", joint_coupling: str = "diagonal"):
         self.model = model
         self.mass, self.inertia, self.q0, self.v0 = model.body_arrays()
         self.nb = nb_ = len(self.mass)
@@ -127,6 +137,15 @@ class AbsoluteSystem:
         self.gravity = model.gravity.copy()
         self.regularization = float(regularization)
         self.providers = list(providers)
+        if model.markers:
+            from ..mbs.markers import MarkerOutputs
+
+            self.providers.append(MarkerOutputs(model.markers))
+        for name, val in (("coupling", coupling), ("joint_coupling", joint_coupling)):
+            if val not in ("full", "diagonal"):
+                raise ValueError(f"AbsoluteSystem: {name} must be 'full' or 'diagonal', got {val!r}")
+        self.coupling = coupling
+        self.joint_coupling = joint_coupling
         # ---------------------------------------------------------- rows
         rows, row_joint = [], []
         for jk, joint in enumerate(model.joints):
@@ -167,29 +186,30 @@ class AbsoluteSystem:
         # ---------------------------------------------------------- KKT pattern
         pairs = set()
         for blk in self.blocks:
-            if not getattr(blk, "coupled", True):
-                continue
-            for i, j in blk.body:
-                if i >= 0 and j >= 0 and i != j:
+            blk.full = np.array([getattr(blk, "coupled", True) and
+                                 (blk.elem_coupling[e] or coupling) == "full" for e in range(blk.n)], dtype=bool)
+            for e, (i, j) in enumerate(blk.body):
+                if blk.full[e] and i >= 0 and j >= 0 and i != j:
                     pairs.add((min(i, j), max(i, j)))
         for prov in self.providers:
             for i, j in prov.coupling_pairs():
                 if i >= 0 and j >= 0 and i != j:
                     pairs.add((min(int(i), int(j)), max(int(i), int(j))))
         # joints couple their bodies through the geometric stiffness of their forces
-        for i, j in self.row_body:
-            if i >= 0 and j >= 0 and i != j:
-                pairs.add((min(i, j), max(i, j)))
+        if joint_coupling == "full":
+            for i, j in self.row_body:
+                if i >= 0 and j >= 0 and i != j:
+                    pairs.add((min(i, j), max(i, j)))
         self.pair_blocks = np.array(sorted(pairs), dtype=np.int64).reshape(-1, 2)
         self.pattern = KKTPattern(nb_, self.pair_blocks, self.row_body, self.row_joint)
         for blk in self.blocks:
             for e in range(blk.body.shape[0]):
-                blk.slot[e] = self.pattern.element_slots(blk.body[e])
+                blk.slot[e] = self._slots(blk.body[e], blk.full[e])
         for prov in self.providers:
             prov.bind(self)
         self.row_slot12 = np.full((self.nc, 12, 12), -1, dtype=np.int64)
         for r in range(self.nc):
-            self.row_slot12[r] = self.pattern.element_slots(self.row_body[r])
+            self.row_slot12[r] = self._slots(self.row_body[r], joint_coupling == "full")
         self._cs_Q = np.zeros((self.nc, 12))
         self._cs_Kx = np.zeros((self.nc, 12, 12))
         self._cs_Kv = np.zeros((self.nc, 12, 12))
@@ -208,6 +228,12 @@ class AbsoluteSystem:
         self.f = np.zeros((nb_, 6))
         self.Dv = np.zeros((nb_, 6))
         self.data = np.zeros(self.pattern.nnz)
+
+    def _slots(self, bodies, full: bool):
+        """Slot map (12, 12) of a two-body element; without ``full`` only the diagonal blocks."""
+        if full or bodies[0] < 0 or bodies[1] < 0:
+            return self.pattern.element_slots(bodies)
+        return np.maximum(self.pattern.element_slots((bodies[0], -1)), self.pattern.element_slots((-1, bodies[1])))
 
     # ------------------------------------------------------------------ rows
     def _set_rows(self, keep):

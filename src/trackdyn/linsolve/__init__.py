@@ -7,11 +7,12 @@ pattern is ``pattern`` (:class:`~trackdyn.linsolve.kkt.KKTPattern`).
 
 from __future__ import annotations
 
+from .block_ldl import BlockSolver
 from .kkt import DirectSolver, KKTPattern
 
-__all__ = ["make_solver", "SOLVERS", "DirectSolver", "KKTPattern"]
+__all__ = ["make_solver", "SOLVERS", "DirectSolver", "BlockSolver", "KKTPattern"]
 
-SOLVERS = {"direct": DirectSolver}
+SOLVERS = {"direct": DirectSolver, "direct-block": BlockSolver}
 
 
 def make_solver(name, pattern, **options):

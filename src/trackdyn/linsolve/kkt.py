@@ -159,6 +159,9 @@ class KKTPattern:
                     adj[b].add(ju)
                     after[ju].add(b)
         order = unit_ordering(unit_size, adj, after)
+        # units in elimination order: sizes and first permuted index (block solvers use them)
+        self.unit_sizes = np.array([unit_size[u] for u in order], dtype=np.int64)
+        self.unit_starts = np.concatenate([[0], np.cumsum(self.unit_sizes)[:-1]]).astype(np.int64)
         perm = []
         for u in order:
             if u < nb_:
@@ -334,3 +337,27 @@ def _solve_refined(n, Ap, Ai, data, Lp, Li, Lx, Dg, perm, rhs, out, work, work2,
             work2[k] += resid[k]
     for k in range(n):
         out[perm[k]] = work2[k]
+
+
+@nb.njit(cache=True)
+def _residual(n, Ap, Ai, data, perm, x, rhs, xp, kx, r):
+    """r = rhs - K x for vectors in the original order (K stored permuted, upper CSC)."""
+    for k in range(n):
+        xp[k] = x[perm[k]]
+    K.sym_upper_matvec(n, Ap, Ai, data, xp, kx)
+    for k in range(n):
+        r[perm[k]] = rhs[perm[k]] - kx[k]
+
+
+def _solve_refined_generic(solver, rhs, out):
+    """out = K⁻¹ rhs with ``solver.refine`` steps of iterative refinement.
+
+    ``solver`` provides ``_apply_inverse(b, out)``, ``data``, ``pattern`` and
+    work vectors ``work``, ``resid``, ``xtmp``, ``y`` of length n.
+    """
+    solver._apply_inverse(rhs, out)
+    p = solver.pattern
+    for _ in range(solver.refine):
+        _residual(p.n, p.Ap, p.Ai, solver.data, p.perm, out, rhs, solver.xtmp, solver.work, solver.resid)
+        solver._apply_inverse(solver.resid, solver.xtmp)
+        out += solver.xtmp

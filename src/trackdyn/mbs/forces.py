@@ -32,11 +32,22 @@ __all__ = ["TSDA", "RSDA", "Bushing", "PointForce", "PointTorque", "ForceElement
 
 
 class ForceElement:
-    """Base of force-element descriptions."""
+    """Base of force-element descriptions.
+
+    ``coupling`` (``"full"``, ``"diagonal"`` or None for the system default)
+    says whether the element's Jacobian couples its two bodies in the Newton
+    matrix (see :class:`~trackdyn.formulations.absolute.AbsoluteSystem`).
+    """
 
     name: str | None
     body_a: object
     body_b: object
+    coupling: str | None = None
+
+    def _set_coupling(self, coupling):
+        if coupling not in (None, "full", "diagonal"):
+            raise ValueError(f"{type(self).__name__} {self.name!r}: coupling must be 'full', 'diagonal' or None")
+        self.coupling = coupling
 
 
 def _table(tab, what):
@@ -79,9 +90,10 @@ class TSDA(ForceElement):
 
     def __init__(self, body_a, body_b, point_a, point_b, stiffness=0.0, damping=0.0,
                  free_length=None, actuation=0.0, spring_table=None, damper_table=None,
-                 force=None, name=None):
+                 force=None, name=None, coupling=None):
         w = f"TSDA {name!r}"
         self.body_a, self.body_b, self.name = body_a, body_b, name
+        self._set_coupling(coupling)
         self.point_a = _point(point_a, f"{w}: point_a")
         self.point_b = _point(point_b, f"{w}: point_b")
         self.stiffness = _finite(stiffness, f"{w}: stiffness")
@@ -106,9 +118,10 @@ class RSDA(ForceElement):
     """
 
     def __init__(self, body_a, body_b, axis=(0.0, 0.0, 1.0), stiffness=0.0, damping=0.0,
-                 free_angle=0.0, actuation=0.0, spring_table=None, damper_table=None, name=None):
+                 free_angle=0.0, actuation=0.0, spring_table=None, damper_table=None, name=None, coupling=None):
         w = f"RSDA {name!r}"
         self.body_a, self.body_b, self.name = body_a, body_b, name
+        self._set_coupling(coupling)
         self.axis = _unit(axis, f"{w}: axis")
         self.stiffness = _finite(stiffness, f"{w}: stiffness")
         self.damping = _finite(damping, f"{w}: damping")
@@ -141,9 +154,10 @@ class Bushing(ForceElement):
     """
 
     def __init__(self, body_a, body_b, point, stiffness=0.0, damping=0.0, rot_stiffness=0.0,
-                 rot_damping=0.0, frame=None, name=None):
+                 rot_damping=0.0, frame=None, name=None, coupling=None):
         w = f"Bushing {name!r}"
         self.body_a, self.body_b, self.name = body_a, body_b, name
+        self._set_coupling(coupling)
         self.point = _point(point, f"{w}: point")
         self.Kr = _mat3(stiffness, f"{w}: stiffness")
         self.Cr = _mat3(damping, f"{w}: damping")
@@ -217,8 +231,9 @@ class ElementBlock:
 
     coupled = True  # the element couples its two bodies in the Newton matrix
 
-    def _alloc(self, n):
+    def _alloc(self, n, elems=()):
         self.n = n
+        self.elem_coupling = [getattr(e, "coupling", None) for e in elems] or [None] * n
         self.Q = np.zeros((n, 12))
         self.Kx = np.zeros((n, 12, 12))
         self.Kv = np.zeros((n, 12, 12))
@@ -231,7 +246,7 @@ class ElementBlock:
 class TSDABlock(ElementBlock):
     def __init__(self, elems, model):
         n = len(elems)
-        self._alloc(n)
+        self._alloc(n, elems)
         self.names = [e.name for e in elems]
         self.body = np.array([[model._index(e.body_a), model._index(e.body_b)] for e in elems],
                              dtype=np.int64).reshape(n, 2)
@@ -289,7 +304,7 @@ class TSDABlock(ElementBlock):
 class RSDABlock(ElementBlock):
     def __init__(self, elems, model):
         n = len(elems)
-        self._alloc(n)
+        self._alloc(n, elems)
         self.names = [e.name for e in elems]
         self.body = np.array([[model._index(e.body_a), model._index(e.body_b)] for e in elems],
                              dtype=np.int64).reshape(n, 2)
@@ -331,7 +346,7 @@ class RSDABlock(ElementBlock):
 class BushingBlock(ElementBlock):
     def __init__(self, elems, model):
         n = len(elems)
-        self._alloc(n)
+        self._alloc(n, elems)
         self.names = [e.name for e in elems]
         self.body = np.array([[model._index(e.body_a), model._index(e.body_b)] for e in elems],
                              dtype=np.int64).reshape(n, 2)
@@ -372,7 +387,7 @@ class PointLoadBlock(ElementBlock):
 
     def __init__(self, elems, model):
         n = len(elems)
-        self._alloc(n)
+        self._alloc(n, elems)
         self.names = [e.name for e in elems]
         self.body = np.array([[-1, model._index(e.body_b)] for e in elems], dtype=np.int64).reshape(n, 2)
         self.bj = self.body[:, 1].copy()

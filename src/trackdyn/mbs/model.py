@@ -123,6 +123,7 @@ class Model:
         self.joints: list[Joint] = []
         self.forces: list[ForceElement] = []
         self.visuals: list[tuple[int, object]] = []
+        self.markers: list[tuple[str, int, np.ndarray]] = []
         self._all_names: set[str] = {"ground"}
         self.ground = Body(self, GROUND, "ground")
         self._version = 0
@@ -285,6 +286,23 @@ class Model:
         self.forces.append(element)
         self._version += 1
         return element
+
+    def add_marker(self, name: str, body, point) -> None:
+        """A named point fixed on a body (world coordinates at the initial pose).
+
+        Recorded as ``NAME.pos.{x,y,z}``, ``NAME.vel.*`` and ``NAME.acc.*``
+        (world frame; the acceleration of the point, e.g. at the driver's seat).
+        """
+        self._claim(name, "marker")
+        try:
+            i = self._index(body)
+            if i == GROUND:
+                raise ValueError(f"marker {name!r}: a point on the ground does not move")
+            p = self._local_point(body, _vec3(point, f"marker {name!r}: point"))
+        except ValueError:
+            self._all_names.discard(name)
+            raise
+        self.markers.append((name, i, p))
 
     def add_visual(self, body, shape) -> None:
         """Attach a visual shape to a body (drawn by plots, animations and the 3-D viewer).

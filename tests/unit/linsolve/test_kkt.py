@@ -6,6 +6,7 @@ import pytest
 import trackdyn as td
 import trackdyn.formulations
 from trackdyn.formulations import AbsoluteSystem
+from trackdyn.linsolve.block_ldl import BlockSolver
 from trackdyn.linsolve.kkt import DirectSolver, unit_ordering
 from trackdyn.testing import problems as P
 from trackdyn.testing.fd import random_state
@@ -24,8 +25,9 @@ def dense_kkt(pattern, data):
     return K
 
 
+@pytest.mark.parametrize("solver_cls", [DirectSolver, BlockSolver])
 @pytest.mark.parametrize("builder", ["chain", "four_bar", "slider_crank"])
-def test_direct_solve_matches_dense(builder, recwarn):
+def test_direct_solve_matches_dense(builder, solver_cls, recwarn):
     model = {"chain": lambda: P.chain(n_links=12), "four_bar": lambda: P.four_bar()[0],
              "slider_crank": P.slider_crank}[builder]()
     s = AbsoluteSystem(model)
@@ -37,7 +39,7 @@ def test_direct_solve_matches_dense(builder, recwarn):
     s.add_constraint_stiffness(rng.normal(size=s.nc) * 100, 1e-6, s.data)
     s.eval_constraints()
     s.fill_jacobian(s.data)
-    solver = DirectSolver(s.pattern)
+    solver = solver_cls(s.pattern)
     solver.factor(s.data)
     b = rng.normal(size=s.pattern.n)
     x = np.zeros_like(b)

@@ -1,0 +1,1 @@
+"""SPEC -> MODEL: track geometry, the vehicle model builder, settling and tensioning."""

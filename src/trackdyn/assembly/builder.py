@@ -1,0 +1,292 @@
+"""Vehicle model builder: a :class:`VehicleSpec` becomes a multibody :class:`Model` (``links`` fidelity).
+
+Topology per side (Chrono::Vehicle vocabulary): sprocket on a revolute to the
+chassis; idler on a revolute to a carrier that slides on a prismatic joint
+(tensioner spring-damper with preload) or is welded (``locked``); trailing
+arms on revolutes with a torsion bar (RSDA with jounce/rebound stops from a
+table) and optional vertical dampers (TSDA with the force-velocity table);
+road wheels on revolutes to the arms; support rollers on revolutes; single-pin
+shoes joined by revolutes about y with a bending RSDA between neighbours.
+
+Names follow DESIGN.md: ``chassis``, ``left.sprocket``, ``left.idler``,
+``left.carrier``, ``left.arm[k]``, ``left.roadwheel[k]``, ``left.roller[k]``,
+``left.shoe[k]``; joints ``left.shoe[k].pin`` (front pin of shoe k, joining
+shoe k+1), ``left.arm[k].pivot``...; force elements ``left.arm[k].torsion``,
+``left.damper[k]``, ``left.tensioner``, ``left.shoe[k].bending``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..math.quaternion import quat_from_axis_angle
+from ..mbs import RSDA, TSDA, Fixed, Model, Prismatic, Revolute
+from .geometry import ClosedTrack, GeometryError, check_layout, close_track, side_layout
+
+__all__ = ["VehicleModel", "SideInfo", "build_vehicle", "vehicle_geometry", "VehicleGeometry"]
+
+SIDES = ("left", "right")
+
+
+@dataclass
+class VehicleGeometry:
+    """Derived geometry of both sides: layouts, closed tracks, idler positions."""
+
+    spec: object
+    layouts: dict
+    tracks: dict  # side -> ClosedTrack
+
+    def n_shoes(self, side="left") -> int:
+        return self.tracks[side].n_shoes
+
+    def ground_z(self) -> float:
+        """z of the lowest pad face at the design pose (vehicle frame)."""
+        return min(float(t.pins[:, 1].min()) for t in self.tracks.values()) - self.spec.shoes.bottom
+
+
+def vehicle_geometry(spec) -> VehicleGeometry:
+    """Close both tracks and check the layout; :class:`GeometryError` names what is wrong."""
+    layouts, tracks = {}, {}
+    for side in SIDES:
+        lay = side_layout(spec, side)
+        check_layout(spec, lay, shift=None)  # wheels fixed to the chassis
+
+        def clear(shift, lay=lay):
+            try:
+                check_layout(spec, lay, shift)
+                return True
+            except GeometryError:
+                return False
+
+        try:
+            tracks[side] = close_track(lay, spec.shoes.pitch, spec.idler.tensioner.travel, spec.shoes.count,
+                                       valid=clear)
+        except GeometryError as err:
+            if not clear(0.0):  # say what collides rather than that the loop does not close
+                try:
+                    check_layout(spec, lay, 0.0)
+                except GeometryError as err2:
+                    raise GeometryError(f"{err2}; no closing idler position within the tensioner travel "
+                                        "avoids it") from None
+            raise err
+        layouts[side] = lay
+    return VehicleGeometry(spec, layouts, tracks)
+
+
+@dataclass
+class SideInfo:
+    """Body names and derived values of one side."""
+
+    name: str
+    y: float
+    sprocket: str
+    idler: str
+    carrier: str
+    arms: list[str]
+    wheels: list[str]
+    rollers: list[str]
+    shoes: list[str]
+    pins: list[str]
+    tensioner: str | None
+    idler_shift: float
+    anchor: np.ndarray  # tensioner anchor, vehicle frame (x, y, z)
+
+
+@dataclass
+class VehicleModel:
+    """A built vehicle: the multibody model plus everything needed to drive and record it."""
+
+    spec: object
+    model: Model
+    geometry: VehicleGeometry
+    sides: dict[str, SideInfo]
+    origin: np.ndarray           # world position of the vehicle frame origin
+    driver_point: np.ndarray     # driver position in the chassis body frame
+    providers: list = field(default_factory=list)
+
+    @property
+    def chassis(self) -> str:
+        return "chassis"
+
+
+def _rot_y(alpha: float) -> np.ndarray:
+    """Quaternion turning body x to the in-plane direction at angle alpha (from +x towards +z)."""
+    return quat_from_axis_angle([0.0, 1.0, 0.0], -alpha)
+
+
+def _wrap(a: float) -> float:
+    return (a + math.pi) % (2 * math.pi) - math.pi
+
+
+def build_vehicle(spec, origin=(0.0, 0.0, 0.0), clearance: float = 0.0, geometry: VehicleGeometry | None = None,
+                  target_tension: float | None = None) -> VehicleModel:
+    """Assemble the ``links`` model of ``spec``.
+
+    Parameters
+    ----------
+    origin : (x, y, z)
+        World position of the vehicle frame origin (sprocket axis, centreline).
+        Use :func:`place_on_ground` to put the tracks on a terrain.
+    target_tension : float, optional
+        Initial track tension, N, that the tensioner springs hold at the
+        assembled idler position (default: the spec's tensioner target); the
+        spring anchor is placed so that its force balances both strands.
+    """
+    geo = geometry or vehicle_geometry(spec)
+    O = np.asarray(origin, dtype=float)
+    m = Model()
+
+    def W(x, y, z):  # vehicle frame -> world (no heading yet)
+        return O + np.array([x, y, z])
+
+    ch = spec.chassis
+    chassis = m.add_body("chassis", mass=ch.mass, inertia=list(ch.inertia), pos=W(*ch.com))
+    sides = {}
+    sus = spec.suspension
+    shoes = spec.shoes
+    T_target = spec.idler.tensioner.target_tension if target_tension is None else float(target_tension)
+    for side in SIDES:
+        y = spec.tracks.lateral_offset * (1 if side == "left" else -1)
+        lay = geo.layouts[side]
+        trk: ClosedTrack = geo.tracks[side]
+        p = f"{side}."
+        Y = np.array([0.0, 1.0, 0.0])
+        # sprocket
+        sx, sz = lay.sprocket
+        sprocket = m.add_body(p + "sprocket", mass=spec.sprocket.mass, inertia=list(spec.sprocket.inertia),
+                              pos=W(sx, y, sz))
+        m.add_joint(Revolute(chassis, sprocket, point=W(sx, y, sz), axis=Y, name=p + "sprocket.axle"))
+        # idler on its carrier
+        ix, iz = lay.idler_center(trk.idler_shift)
+        ten = spec.idler.tensioner
+        carrier = m.add_body(p + "carrier", mass=ten.carrier_mass,
+                             inertia=[0.01 * ten.carrier_mass] * 3, pos=W(ix, y, iz))
+        idler = m.add_body(p + "idler", mass=spec.idler.mass, inertia=list(spec.idler.inertia), pos=W(ix, y, iz))
+        m.add_joint(Revolute(carrier, idler, point=W(ix, y, iz), axis=Y, name=p + "idler.axle"))
+        direction = np.array([ten.direction[0], 0.0, ten.direction[1]])
+        anchor = None
+        tname = None
+        if ten.mode == "locked":
+            m.add_joint(Fixed(chassis, carrier, point=W(ix, y, iz), name=p + "carrier.lock"))
+        else:
+            m.add_joint(Prismatic(chassis, carrier, point=W(ix, y, iz), axis=direction, name=p + "carrier.slide"))
+            # spring anchor so that the spring force balances the strands at the target tension
+            push = _strand_push(trk, (ix, iz), ten.direction) * T_target
+            length = ten.free_length + (ten.preload - push) / ten.stiffness if ten.stiffness > 0 else ten.free_length
+            if not length > 0.05:
+                raise GeometryError(f"tensioner: the spring would need length {length:.3f} m to hold "
+                                    f"{T_target:.0f} N of track tension")
+            anchor = np.array([ix, y, iz]) - length * direction
+            tname = p + "tensioner"
+            m.add_force(TSDA(chassis, carrier, point_a=W(*anchor), point_b=W(ix, y, iz), stiffness=ten.stiffness,
+                             damping=ten.damping, free_length=ten.free_length, actuation=ten.preload, name=tname))
+        # suspension
+        arms, wheels = [], []
+        sgn = -1.0 if sus.trailing else 1.0
+        for k, ((px, pz), (wx, wz), st) in enumerate(zip(lay.pivots, lay.wheels, sus.stations)):
+            ang = math.atan2(wz - pz, wx - px)
+            arm = m.add_body(f"{p}arm[{k}]", mass=sus.arm_mass, inertia=list(sus.arm_inertia),
+                             pos=W(0.5 * (px + wx), y, 0.5 * (pz + wz)), quat=_rot_y(ang))
+            wheel = m.add_body(f"{p}roadwheel[{k}]", mass=sus.wheel_mass, inertia=list(sus.wheel_inertia),
+                               pos=W(wx, y, wz))
+            m.add_joint(Revolute(chassis, arm, point=W(px, y, pz), axis=Y, name=f"{p}arm[{k}].pivot"))
+            m.add_joint(Revolute(arm, wheel, point=W(wx, y, wz), axis=Y, name=f"{p}roadwheel[{k}].axle"))
+            m.add_force(RSDA(chassis, arm, axis=Y, spring_table=_torsion_table(sus, sgn), name=f"{p}arm[{k}].torsion"))
+            if st.damper:
+                d = sus.damper
+                m.add_force(TSDA(chassis, arm, point_a=W(wx, y, wz + d.length), point_b=W(wx, y, wz),
+                                 damper_table=_damper_table(d), free_length=d.length, name=f"{p}damper[{k}]"))
+            arms.append(arm.name)
+            wheels.append(wheel.name)
+        rollers = []
+        ro = spec.rollers
+        for k, (rx, rz) in enumerate(lay.rollers):
+            r = m.add_body(f"{p}roller[{k}]", mass=ro.mass, inertia=list(ro.inertia), pos=W(rx, y, rz))
+            m.add_joint(Revolute(chassis, r, point=W(rx, y, rz), axis=Y, name=f"{p}roller[{k}].axle"))
+            rollers.append(r.name)
+        # shoes
+        n = trk.n_shoes
+        centers = trk.shoe_centers
+        angles = trk.shoe_angles
+        shoe_bodies = []
+        for k in range(n):
+            b = m.add_body(f"{p}shoe[{k}]", mass=shoes.mass, inertia=list(shoes.inertia),
+                           pos=W(centers[k, 0], y, centers[k, 1]), quat=_rot_y(angles[k]))
+            shoe_bodies.append(b)
+        pins = []
+        for k in range(n):
+            a, b = shoe_bodies[k], shoe_bodies[(k + 1) % n]
+            px_, pz_ = trk.pins[(k + 1) % n]
+            m.add_joint(Revolute(a, b, point=W(px_, y, pz_), axis=Y, name=f"{p}shoe[{k}].pin"))
+            pins.append(f"{p}shoe[{k}].pin")
+            if shoes.bending_stiffness > 0 or shoes.bending_damping > 0:
+                m.add_force(RSDA(a, b, axis=Y, stiffness=shoes.bending_stiffness, damping=shoes.bending_damping,
+                                 free_angle=_wrap(angles[(k + 1) % n] - angles[k]), name=f"{p}shoe[{k}].bending"))
+        sides[side] = SideInfo(side, y, sprocket.name, idler.name, carrier.name, arms, wheels, rollers,
+                               [s.name for s in shoe_bodies], pins, tname, trk.idler_shift,
+                               anchor if anchor is not None else np.full(3, np.nan))
+    drv = np.asarray(ch.driver_position) - np.asarray(ch.com)
+    return VehicleModel(spec, m, geo, sides, O, drv)
+
+
+def _strand_push(trk: ClosedTrack, center, direction) -> float:
+    """Force along ``direction`` on the idler per unit track tension (two strands leaving it)."""
+    pins = trk.pins
+    c = np.asarray(center)
+    dist = np.linalg.norm(pins - c, axis=1)
+    # the pins wrapped on the idler are the ones at the idler path radius; strands leave at the ends
+    on = np.nonzero(np.abs(dist - dist.min()) < 1e-6 + 0.02 * dist.min())[0]
+    n = len(pins)
+    idx = set(on.tolist())
+    ends = [k for k in idx if (k - 1) % n not in idx] + [k for k in idx if (k + 1) % n not in idx]
+    if len(ends) < 2:
+        return 2.0
+    k_in = [k for k in idx if (k - 1) % n not in idx][0]
+    k_out = [k for k in idx if (k + 1) % n not in idx][0]
+    u_in = pins[(k_in - 1) % n] - pins[k_in]
+    u_out = pins[(k_out + 1) % n] - pins[k_out]
+    u_in /= np.linalg.norm(u_in)
+    u_out /= np.linalg.norm(u_out)
+    d = np.asarray(direction)
+    # strands pull the idler towards where they go; the tensioner pushes along d against them
+    return float(-(u_in + u_out) @ d)
+
+
+def _torsion_table(sus, sgn: float):
+    """RSDA spring table T_s(φ) of a torsion bar; φ is the arm's rotation about +y from the design pose.
+
+    The arm angle below horizontal is θ = θ_d + sgn φ... with sgn = -1 for a
+    trailing arm (rotating about +y lifts its wheel). The bar resists
+    θ - θ_free with the stiffness between the stops and the stop stiffness
+    beyond; as an RSDA the torque on the arm about +y is -T_s(φ).
+    """
+    t = sus.torsion
+    th_d = sus.design_angle
+
+    def torque_theta(th):  # restoring torque pushing θ back to θ_free, positive when θ < θ_free
+        T = t.stiffness * (t.free_angle - th)
+        if th < t.jounce_limit:
+            T += (t.jounce_stiffness - t.stiffness) * (t.jounce_limit - th)
+        if th > t.rebound_limit:
+            T -= (t.rebound_stiffness - t.stiffness) * (th - t.rebound_limit)
+        return T
+
+    # the bar's torque on the arm, about +y: increasing θ is rotation -sgn... : dθ = sgn·dφ with sgn = -1 trailing
+    # restoring torque along +θ means a torque about +y of sgn * T; the RSDA applies -T_s → T_s = -sgn * T(θ)
+    phis = []
+    for th in (t.jounce_limit, t.rebound_limit):
+        phis.append((th - th_d) / sgn)
+    lo, hi = min(phis), max(phis)
+    pts = [lo - 1.0, lo, hi, hi + 1.0]
+    return [[ph, -sgn * torque_theta(th_d + sgn * ph)] for ph in pts]
+
+
+def _damper_table(d):
+    tab = [list(p) for p in d.table]
+    if d.high_speed_damping:
+        (v0, f0), (v1, f1) = tab[0], tab[-1]
+        tab = [[v0 - 10.0, f0 - 10.0 * d.high_speed_damping]] + tab + [[v1 + 10.0, f1 + 10.0 * d.high_speed_damping]]
+    return tab

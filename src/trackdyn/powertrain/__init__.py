@@ -1,0 +1,159 @@
+"""Powertrain and driveline: sprocket torque from a torque–speed map, skid steering, brakes.
+
+:class:`Drivetrain` is a force provider. Each step it observes the chassis
+(forward speed, heading, yaw rate), asks the driver for throttle, steering
+and braking (driver memory in ``State.extra["driver"]``), and applies to each
+sprocket, about the chassis's y axis (reaction on the chassis),
+
+- drive torque ``throttle_side · T_map(ω_s)`` with ``ω_s`` the sprocket's
+  speed relative to the chassis (positive driving forward) and ``T_map`` the
+  full-throttle map (korner-2024 Table 3.10, clamped at its ends);
+- brake torque ``-braking_side · T_brake · tanh(ω_s / 0.05 rad/s)``.
+
+Skid steering (steering s > 0 turns left): the inner track's throttle is
+scaled by ``1 - |s|`` and it is braked with ``|s|``. The torque's derivative
+with respect to the sprocket and chassis angular velocities enters the
+Newton matrix (the map's falling slope acts as a damper).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba as nb
+import numpy as np
+
+from ..driver import Observation
+from ..mbs import _force_kernels as FK
+
+__all__ = ["Drivetrain"]
+
+BRAKE_SPEED = 0.05  # rad/s: regularisation of the brake torque's sign
+
+
+@nb.njit(cache=True)
+def _drive_kernel(chassis, sprockets, R, omega_w, throttle, braking, map_w, map_t, brake_torque,
+                  Q, Kx, Kv, out):
+    dX = np.zeros((3, 12))
+    dV = np.zeros((3, 12))
+    for e in range(sprockets.shape[0]):
+        for a in range(12):
+            Q[e, a] = 0.0
+            for c in range(12):
+                Kx[e, a, c] = 0.0
+                Kv[e, a, c] = 0.0
+        b = sprockets[e]
+        ay = (R[chassis, 0, 1], R[chassis, 1, 1], R[chassis, 2, 1])
+        ws = ay[0] * (omega_w[b, 0] - omega_w[chassis, 0]) + ay[1] * (omega_w[b, 1] - omega_w[chassis, 1]) \
+            + ay[2] * (omega_w[b, 2] - omega_w[chassis, 2])
+        # map (clamped) and its slope
+        n = map_w.shape[0]
+        if ws <= map_w[0]:
+            tm, dtm = map_t[0], 0.0
+        elif ws >= map_w[n - 1]:
+            tm, dtm = map_t[n - 1], 0.0
+        else:
+            k = 0
+            while map_w[k + 1] < ws:
+                k += 1
+            dtm = (map_t[k + 1] - map_t[k]) / (map_w[k + 1] - map_w[k])
+            tm = map_t[k] + dtm * (ws - map_w[k])
+        th = math.tanh(ws / 0.05)
+        T = throttle[e] * tm - braking[e] * brake_torque * th
+        dT = throttle[e] * dtm - braking[e] * brake_torque * (1.0 - th * th) / 0.05
+        out[e, 0] = T
+        out[e, 1] = ws
+        # ∂ω_s/∂ω̄_sprocket = A_sᵀ a ; ∂ω_s/∂ω̄_chassis = -ȳ
+        as_ = (R[b, 0, 0] * ay[0] + R[b, 1, 0] * ay[1] + R[b, 2, 0] * ay[2],
+               R[b, 0, 1] * ay[0] + R[b, 1, 1] * ay[1] + R[b, 2, 1] * ay[2],
+               R[b, 0, 2] * ay[0] + R[b, 1, 2] * ay[1] + R[b, 2, 2] * ay[2])
+        for a in range(3):
+            for c in range(12):
+                dV[a, c] = 0.0
+            for c in range(3):
+                dV[a, 9 + c] = ay[a] * dT * as_[c]
+            dV[a, 3 + 1] = -ay[a] * dT
+        FK.apply_torque(e, (T * ay[0], T * ay[1], T * ay[2]), dX, dV, R, chassis, b, Q, Kx, Kv)
+
+
+class Drivetrain:
+    """Force provider driving the sprockets of a built vehicle with a driver.
+
+    Recorded: ``driver.throttle``, ``driver.steering``, ``driver.braking``,
+    ``left.sprocket.torque``, ``left.sprocket.speed`` (and right).
+    """
+
+    name = "drivetrain"
+
+    def __init__(self, chassis: int, sprockets: tuple[int, int], torque_map, brake_torque: float, driver):
+        self.chassis = int(chassis)
+        self.sprockets = np.array(sprockets, dtype=np.int64)
+        tm = np.asarray(torque_map, dtype=float)
+        self.map_w = tm[:, 0].copy()
+        self.map_t = tm[:, 1].copy()
+        self.brake_torque = float(brake_torque)
+        self.driver = driver
+        self.inputs = np.zeros(3)
+        self.out = np.zeros((2, 2))
+        self.throttle = np.zeros(2)
+        self.braking = np.zeros(2)
+        self.Q = np.zeros((2, 12))
+        self.Kx = np.zeros((2, 12, 12))
+        self.Kv = np.zeros((2, 12, 12))
+        self.body = np.array([[self.chassis, s] for s in self.sprockets], dtype=np.int64)
+        self._staged = None
+        self._step_key = None
+
+    # -- provider protocol
+    def coupling_pairs(self):
+        return [tuple(b) for b in self.body]
+
+    def bind(self, system):
+        self.slot = np.array([system.pattern.element_slots(b) for b in self.body])
+
+    def initial_extra(self):
+        return {"driver": np.zeros(max(self.driver.memory_size(), 1))}
+
+    def observe(self, t, kin) -> Observation:
+        c = self.chassis
+        R = kin.R[c]
+        fwd = R[:, 0]
+        v = kin.vel[c]
+        heading = math.atan2(fwd[1], fwd[0])
+        return Observation(t=t, speed=float(v @ fwd), heading=heading, yaw_rate=float(kin.omega_w[c, 2]),
+                           y=float(kin.pos[c, 1]), x=float(kin.pos[c, 0]))
+
+    def accumulate(self, ctx):
+        st = ctx.state
+        key = (st.t, id(st))
+        if key != self._step_key:  # driver decides once per step, from the step's initial state
+            obs = self.observe(st.t, ctx.kin)
+            mem = st.extra.get("driver", np.zeros(1))
+            th, steer, br, new_mem = self.driver.inputs(obs, ctx.h, mem.copy())
+            self.inputs[:] = (th, steer, br)
+            s = abs(steer)
+            # left = 0, right = 1; steering > 0 turns left: the left track is the inner one
+            inner = 0 if steer > 0 else 1
+            self.throttle[:] = th
+            self.braking[:] = br
+            self.throttle[inner] = th * (1.0 - s)
+            self.braking[inner] = min(1.0, br + s)
+            self._staged = np.asarray(new_mem, dtype=float)
+            self._step_key = key
+        _drive_kernel(self.chassis, self.sprockets, ctx.kin.R, ctx.kin.omega_w, self.throttle, self.braking,
+                      self.map_w, self.map_t, self.brake_torque, self.Q, self.Kx, self.Kv, self.out)
+        if ctx.data is not None:
+            FK.scatter_elements(self.body, self.Q, self.Kx, self.Kv, self.slot, ctx.cK, ctx.cD, st.v, ctx.f,
+                                ctx.data, ctx.Dv)
+
+    def commit(self, state):
+        if self._staged is not None:
+            state.extra["driver"] = self._staged.copy()
+
+    def series(self):
+        return {
+            "driver.throttle": (self.inputs, 0), "driver.steering": (self.inputs, 1),
+            "driver.braking": (self.inputs, 2),
+            "left.sprocket.torque": (self.out[:, 0], 0), "right.sprocket.torque": (self.out[:, 0], 1),
+            "left.sprocket.speed": (self.out[:, 1], 0), "right.sprocket.speed": (self.out[:, 1], 1),
+        }

@@ -1,0 +1,439 @@
+"""VehicleSpec: the validated, immutable description of a tracked vehicle.
+
+A spec is data (DESIGN.md): frozen pydantic models, validated on construction,
+serialisable to TOML/JSON and comparable. Derived quantities (shoe count,
+track length, wheel positions) are computed from it by
+:mod:`trackdyn.assembly`, never stored, so a changed parameter always gives a
+consistent vehicle. Geometry is given for the **left** track in the vehicle
+frame (origin at the left sprocket centre, x forward, y left, z up); the right
+track mirrors it in y, with the longitudinal offsets of :class:`TracksSpec`.
+All values SI (m, kg, s, N, rad); each field's description states its unit.
+
+Example
+-------
+>>> import trackdyn as td
+>>> spec = td.vehicles.get("m113")
+>>> spec2 = spec.with_sprocket_offset(dx=0.05, dz=0.10)
+>>> spec2.sprocket.location[0] - spec.sprocket.location[0]
+0.05
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+__all__ = [
+    "SpecError",
+    "MaterialSpec",
+    "BoxSpec",
+    "ChassisSpec",
+    "SprocketSpec",
+    "TensionerSpec",
+    "IdlerSpec",
+    "TorsionSpringSpec",
+    "DamperSpec",
+    "StationSpec",
+    "SuspensionSpec",
+    "RollersSpec",
+    "ShoeSpec",
+    "TracksSpec",
+    "PowertrainSpec",
+    "VehicleSpec",
+]
+
+Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+NonNeg = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+Finite = Annotated[float, Field(allow_inf_nan=False)]
+XZ = tuple[Finite, Finite]
+Vec3 = tuple[Finite, Finite, Finite]
+Inertia = tuple[Positive, Positive, Positive]
+
+
+class SpecError(ValueError):
+    """An invalid spec: every problem with its field path, value and reason."""
+
+    def __init__(self, problems: list[tuple[str, object, str]], source: str | None = None):
+        self.problems = problems
+        self.source = source
+        head = f"invalid vehicle spec{f' {source}' if source else ''}:"
+        lines = [f"  {path} = {value!r}: {reason}" for path, value, reason in problems]
+        super().__init__("\n".join([head, *lines]))
+
+    @classmethod
+    def from_validation(cls, err: ValidationError, source: str | None = None) -> "SpecError":
+        probs = []
+        for e in err.errors():
+            path = _path(e.get("loc", ()))
+            msg = e.get("msg", "invalid")
+            if msg.startswith("Value error, "):
+                msg = msg[len("Value error, "):]
+            probs.append((path or "(spec)", e.get("input"), msg))
+        return cls(probs, source)
+
+
+def _path(loc) -> str:
+    out = ""
+    for p in loc:
+        if isinstance(p, int):
+            out += f"[{p}]"
+        else:
+            out += ("." if out else "") + str(p)
+    return out
+
+
+class SpecModel(BaseModel):
+    """Base of every spec part: frozen, no unknown fields."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
+
+
+def _check_inertia(v, what="inertia"):
+    a, b, c = sorted(v)
+    if a + b < c * (1 - 1e-9):
+        raise ValueError(f"principal moments {tuple(v)} violate the triangle inequality (no rigid body has them)")
+    return v
+
+
+class MaterialSpec(SpecModel):
+    """Contact material (korner-2024 §2.4.3, §3.2.4).
+
+    Either derive the contact coefficients from ``youngs_modulus``,
+    ``poisson_ratio`` and ``restitution`` (Hertz, eq. 2.16-2.19) or give them
+    (``kn``, ``kt``, ``gn``, ``gt``); ``law`` selects the contact law.
+    """
+
+    law: Literal["hertz", "hooke", "kelvin-voigt"] = Field("hertz", description="normal force law")
+    youngs_modulus: Positive = Field(2e7, description="Young's modulus, Pa")
+    poisson_ratio: Annotated[float, Field(ge=0, lt=0.5)] = Field(0.3, description="Poisson's ratio, -")
+    friction: NonNeg = Field(0.8, description="Coulomb friction coefficient, -")
+    restitution: Annotated[float, Field(ge=0, le=1)] = Field(0.1, description="coefficient of restitution, -")
+    kn: Positive | None = Field(None, description="normal stiffness, N/m (or N/m^1.5 for Hertz); derived if absent")
+    kt: Positive | None = Field(None, description="tangential stiffness, N/m; derived if absent")
+    gn: NonNeg | None = Field(None, description="normal damping, N s/m; derived if absent")
+    gt: NonNeg | None = Field(None, description="tangential damping, N s/m; derived if absent")
+
+
+class BoxSpec(SpecModel):
+    """A box in the vehicle frame: centre (m) and full size (m)."""
+
+    center: Vec3 = Field(description="centre, m (vehicle frame)")
+    size: tuple[Positive, Positive, Positive] = Field(description="full lengths along x, y, z, m")
+
+
+class ChassisSpec(SpecModel):
+    mass: Positive = Field(description="chassis mass, kg")
+    inertia: Inertia = Field(description="principal moments about the centre of mass (x, y, z), kg m^2")
+    com: Vec3 = Field(description="centre of mass, m (vehicle frame)")
+    driver_position: Vec3 = Field(description="driver's seat reference point, m (vehicle frame)")
+    hull: tuple[BoxSpec, ...] = Field((), description="collision boxes of the hull, vehicle frame")
+    material: str = Field("hull", description="material name")
+
+    _inertia = field_validator("inertia")(classmethod(lambda cls, v: _check_inertia(v)))
+
+
+class SprocketSpec(SpecModel):
+    """Drive sprocket: two toothed gears on one axle (Chrono single-pin profile, han-sander-mao Fig. 7)."""
+
+    location: XZ = Field((0.0, 0.0), description="centre (x, z) of the left sprocket, m")
+    mass: Positive = Field(description="kg")
+    inertia: Inertia = Field(description="principal moments (x, y, z), kg m^2; y is the axle")
+    n_teeth: Annotated[int, Field(ge=3, le=60)] = Field(10, description="teeth per gear")
+    addendum_radius: Positive = Field(description="tooth tip radius RT, m")
+    arc_centre_radius: Positive = Field(description="radius RC of the centres of the gap arcs, m")
+    arc_radius: Positive = Field(description="radius R of the gap arcs, m")
+    assembly_radius: Positive = Field(description="radius of the pin centres when seated, m")
+    gear_separation: Positive = Field(description="distance between the two gears along the axle, m")
+    material: str = Field("sprocket", description="material name")
+
+    _inertia = field_validator("inertia")(classmethod(lambda cls, v: _check_inertia(v)))
+
+    @model_validator(mode="after")
+    def _profile(self):
+        if not self.arc_centre_radius - self.arc_radius < self.assembly_radius < self.addendum_radius + 1e-12:
+            raise ValueError(
+                f"assembly_radius {self.assembly_radius} must lie between the gap bottom "
+                f"(arc_centre_radius - arc_radius = {self.arc_centre_radius - self.arc_radius:.4g}) "
+                f"and the tooth tip (addendum_radius = {self.addendum_radius})"
+            )
+        gap_half = math.asin(min(1.0, self.arc_radius / self.arc_centre_radius))
+        if 2 * gap_half >= 2 * math.pi / self.n_teeth:
+            raise ValueError("the tooth gaps overlap: arc_radius too large for n_teeth and arc_centre_radius")
+        return self
+
+
+class TensionerSpec(SpecModel):
+    """Idler carrier on a prismatic joint with a spring-damper and a preload (thesis Table 3.11).
+
+    ``mode = "spring"``: force ``preload + stiffness (free_length - l) - damping l̇``
+    pushes the idler away from the anchor along ``direction``; the anchor is
+    placed at assembly so that this force balances both strands at
+    ``target_tension`` (a track adjuster set to the initial track tension).
+    ``"locked"``: the carrier is welded at its assembled position.
+    """
+
+    mode: Literal["spring", "locked"] = "spring"
+    carrier_mass: Positive = Field(10.0, description="kg")
+    stiffness: NonNeg = Field(1e6, description="N/m")
+    damping: NonNeg = Field(1.4e4, description="N s/m")
+    free_length: Positive = Field(0.725, description="spring free length, m")
+    preload: Finite = Field(1e4, description="actuation force at the free length, N")
+    direction: XZ = Field((-1.0, 0.0), description="unit direction (x, z) in which the idler is pushed")
+    travel: NonNeg = Field(0.25, description="allowed carrier travel either side of the nominal location, m")
+    target_tension: Positive = Field(1e4, description="initial track tension held at the assembled idler "
+                                                      "position, N (NG-NRMM: 10 kN)")
+
+    @field_validator("direction")
+    @classmethod
+    def _unit(cls, v):
+        n = math.hypot(*v)
+        if n < 1e-9:
+            raise ValueError("direction has zero length")
+        return (v[0] / n, v[1] / n)
+
+
+class IdlerSpec(SpecModel):
+    location: XZ = Field(description="nominal centre (x, z) of the left idler, m")
+    radius: Positive = Field(description="m")
+    width: Positive = Field(0.35, description="total width of the wheel, m")
+    mass: Positive = Field(description="kg")
+    inertia: Inertia = Field(description="principal moments (x, y, z), kg m^2")
+    material: str = Field("wheel", description="material name")
+    tensioner: TensionerSpec = TensionerSpec()
+
+    _inertia = field_validator("inertia")(classmethod(lambda cls, v: _check_inertia(v)))
+
+
+class TorsionSpringSpec(SpecModel):
+    """Torsion bar of a road arm (thesis Table 3.8).
+
+    Arm angle θ is measured below the horizontal (positive: wheel below the
+    pivot). The bar's torque opposes ``θ - free_angle`` with ``stiffness``
+    between ``jounce_limit`` and ``rebound_limit``; beyond them the slope is
+    ``jounce_stiffness`` / ``rebound_stiffness``.
+    """
+
+    stiffness: Positive = Field(description="N m/rad")
+    free_angle: Finite = Field(description="arm angle at zero torque, rad")
+    rebound_limit: Finite = Field(description="largest arm angle before the rebound stop, rad")
+    jounce_limit: Finite = Field(description="smallest arm angle before the jounce stop, rad")
+    rebound_stiffness: Positive = Field(description="N m/rad")
+    jounce_stiffness: Positive = Field(description="N m/rad")
+
+    @model_validator(mode="after")
+    def _limits(self):
+        if not self.jounce_limit < self.rebound_limit:
+            raise ValueError(f"jounce_limit {self.jounce_limit} must be below rebound_limit {self.rebound_limit}")
+        return self
+
+
+class DamperSpec(SpecModel):
+    """Vertical translational damper at a wheel centre (thesis Table 3.9, §5.1).
+
+    ``table`` gives force (N, positive in extension) against velocity (m/s,
+    positive in extension); beyond its ends the force grows with
+    ``high_speed_damping`` (N s/m) if given, else stays at the end values.
+    """
+
+    table: tuple[tuple[Finite, Finite], ...] = Field(description="(velocity m/s, force N) pairs, velocity increasing")
+    high_speed_damping: NonNeg | None = Field(None, description="slope beyond the table, N s/m (§5.1: 1e5)")
+    length: Positive = Field(0.5, description="length of the damper (chassis point above the wheel centre), m")
+
+    @field_validator("table")
+    @classmethod
+    def _table(cls, v):
+        if len(v) < 2:
+            raise ValueError("a damper table needs at least 2 points")
+        if any(b[0] <= a[0] for a, b in zip(v, v[1:])):
+            raise ValueError("velocities must increase strictly")
+        return v
+
+
+class StationSpec(SpecModel):
+    """One road-wheel station of the left track."""
+
+    pivot: XZ = Field(description="arm pivot (x, z) on the chassis, m")
+    damper: bool = Field(False, description="a vertical damper acts at this wheel's centre")
+
+
+class SuspensionSpec(SpecModel):
+    """Trailing-arm torsion-bar suspension, the same at every station."""
+
+    stations: tuple[StationSpec, ...] = Field(min_length=1, description="front to rear")
+    arm_length: Positive = Field(description="pivot to wheel centre, m")
+    design_angle: Finite = Field(description="arm angle below horizontal at assembly, rad")
+    trailing: bool = Field(True, description="the wheel is behind its pivot")
+    arm_mass: Positive = Field(description="kg")
+    arm_inertia: Inertia = Field(description="kg m^2")
+    wheel_radius: Positive = Field(description="m")
+    wheel_width: Positive = Field(description="total width of the wheel pair (both halves and the gap), m")
+    wheel_gap: NonNeg = Field(0.0, description="gap between the two halves (guide horns run in it), m")
+    wheel_mass: Positive = Field(description="kg (both halves)")
+    wheel_inertia: Inertia = Field(description="kg m^2")
+    wheel_material: str = "wheel"
+    torsion: TorsionSpringSpec
+    damper: DamperSpec | None = None
+
+    _i1 = field_validator("arm_inertia")(classmethod(lambda cls, v: _check_inertia(v)))
+    _i2 = field_validator("wheel_inertia")(classmethod(lambda cls, v: _check_inertia(v)))
+
+    @model_validator(mode="after")
+    def _damper(self):
+        if any(s.damper for s in self.stations) and self.damper is None:
+            raise ValueError("stations ask for a damper but 'damper' is not given")
+        xs = [s.pivot[0] for s in self.stations]
+        if any(b >= a for a, b in zip(xs, xs[1:])):
+            raise ValueError(f"stations must be ordered front to rear (x decreasing), got x = {xs}")
+        return self
+
+
+class RollersSpec(SpecModel):
+    """Support (carrier) rollers under the upper strand, fixed axes on the chassis."""
+
+    locations: tuple[XZ, ...] = Field((), description="centres (x, z), m")
+    radius: Positive = 0.1
+    width: Positive = 0.2
+    mass: Positive = 10.0
+    inertia: Inertia = (0.05, 0.08, 0.05)
+    material: str = "wheel"
+
+
+class ShoeSpec(SpecModel):
+    """Single-pin track shoe (thesis Table 3.6, §3.2.5).
+
+    Shoe frame: origin midway between its two pins, x from the rear pin to the
+    front pin, y lateral, z towards the wheels. The pins lie on the x axis at
+    ``±pitch/2``; the wheel path is at ``z = +top`` and the ground pad at
+    ``z = -bottom``.
+    """
+
+    mass: Positive = Field(description="kg")
+    inertia: Inertia = Field(description="kg m^2")
+    pitch: Positive = Field(description="pin to pin, m")
+    top: Positive = Field(0.03, description="pin axis to the wheel path, m")
+    bottom: Positive = Field(0.03, description="pin axis to the ground face of the pad, m")
+    pad_length: Positive = Field(description="pad length along the track, m")
+    width: Positive = Field(description="total width of the shoe, m")
+    pin_radius: Positive = Field(description="radius of the pin engaged by the sprocket, m")
+    guide_length: Positive = Field(0.05, description="centre guide horn length, m")
+    guide_width: Positive = Field(0.04, description="centre guide horn width, m")
+    guide_height: Positive = Field(0.06, description="guide horn height above the wheel path, m")
+    bending_stiffness: NonNeg = Field(1000.0, description="RSDA between shoes, N m/rad")
+    bending_damping: NonNeg = Field(10.0, description="RSDA between shoes, N m s/rad")
+    material: str = "pad"
+    count: Annotated[int, Field(ge=8)] | None = Field(None, description="shoes per track; derived from the geometry if absent")
+
+    _inertia = field_validator("inertia")(classmethod(lambda cls, v: _check_inertia(v)))
+
+    @model_validator(mode="after")
+    def _geom(self):
+        if self.pad_length > self.pitch:
+            raise ValueError(f"pad_length {self.pad_length} exceeds the pitch {self.pitch}")
+        return self
+
+
+class TracksSpec(SpecModel):
+    """Lateral placement and left/right differences of the two track assemblies."""
+
+    lateral_offset: Positive = Field(description="y of the left track centre plane, m (right: -y)")
+    right_suspension_offset: Finite = Field(0.0, description="x shift of the right road-wheel stations, m")
+
+
+class PowertrainSpec(SpecModel):
+    """Sprocket torque against sprocket speed at full throttle (thesis Table 3.10), per sprocket.
+
+    Skid steering: the steering input s in [-1, 1] scales the torque of the
+    inner track by (1 - |s|) and brakes it with ``|s| brake_torque``.
+    """
+
+    torque_map: tuple[tuple[NonNeg, Finite], ...] = Field(description="(sprocket speed rad/s, torque N m) pairs")
+    brake_torque: NonNeg = Field(10000.0, description="per sprocket, N m")
+
+    @field_validator("torque_map")
+    @classmethod
+    def _map(cls, v):
+        if len(v) < 2:
+            raise ValueError("a torque map needs at least 2 points")
+        if any(b[0] <= a[0] for a, b in zip(v, v[1:])):
+            raise ValueError("sprocket speeds must increase strictly")
+        return v
+
+
+class VehicleSpec(SpecModel):
+    """A tracked vehicle: chassis, two track assemblies, powertrain, materials."""
+
+    name: str = Field(min_length=1)
+    description: str = ""
+    chassis: ChassisSpec
+    sprocket: SprocketSpec
+    idler: IdlerSpec
+    suspension: SuspensionSpec
+    rollers: RollersSpec = RollersSpec()
+    shoes: ShoeSpec
+    tracks: TracksSpec
+    powertrain: PowertrainSpec
+    materials: dict[str, MaterialSpec]
+
+    @model_validator(mode="after")
+    def _materials(self):
+        used = {
+            "chassis.material": self.chassis.material,
+            "sprocket.material": self.sprocket.material,
+            "idler.material": self.idler.material,
+            "suspension.wheel_material": self.suspension.wheel_material,
+            "rollers.material": self.rollers.material,
+            "shoes.material": self.shoes.material,
+        }
+        missing = [f"{k} = {v!r}" for k, v in used.items() if v not in self.materials]
+        if missing:
+            raise ValueError(f"unknown material(s): {', '.join(missing)}; defined: {sorted(self.materials)}")
+        return self
+
+    # ---------------------------------------------------------------- editing
+    def replace(self, changes: dict | None = None, **kw) -> "VehicleSpec":
+        """A new, validated spec with ``changes`` applied; keys are dotted paths.
+
+        >>> spec.replace({"idler.radius": 0.25, "shoes.count": 64})  # doctest: +SKIP
+        """
+        data = self.model_dump(mode="json")
+        for path, value in {**(changes or {}), **kw}.items():
+            _set_path(data, path, value)
+        return validate_spec(data)
+
+    def with_sprocket_offset(self, dx: float = 0.0, dz: float = 0.0) -> "VehicleSpec":
+        """Move both sprockets by (dx, dz) m; the shoe count is re-derived (thesis §5.1)."""
+        x, z = self.sprocket.location
+        return self.replace({"sprocket.location": (x + dx, z + dz), "shoes.count": None})
+
+    def with_idler_offset(self, dx: float = 0.0, dz: float = 0.0) -> "VehicleSpec":
+        """Move both idlers by (dx, dz) m; the shoe count is re-derived (thesis §5.1)."""
+        x, z = self.idler.location
+        return self.replace({"idler.location": (x + dx, z + dz), "shoes.count": None})
+
+
+def _set_path(data, path: str, value):
+    import re
+
+    parts = [p for p in re.split(r"\.|\[(\d+)\]", path) if p]
+    cur = data
+    for i, p in enumerate(parts):
+        key = int(p) if p.isdigit() else p
+        if isinstance(cur, list):
+            if not isinstance(key, int) or not -len(cur) <= key < len(cur):
+                raise SpecError([(path, value, f"no element {p!r} here")])
+        elif not isinstance(cur, dict) or key not in cur:
+            raise SpecError([(path, value, f"unknown field {p!r}")])
+        if i == len(parts) - 1:
+            cur[key] = value
+        else:
+            cur = cur[key]
+
+
+def validate_spec(data, source: str | None = None) -> VehicleSpec:
+    """Validate a mapping as a VehicleSpec; raise :class:`SpecError` listing every problem."""
+    try:
+        return VehicleSpec.model_validate(data)
+    except ValidationError as err:
+        raise SpecError.from_validation(err, source) from None
