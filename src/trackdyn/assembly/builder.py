@@ -121,8 +121,8 @@ def _wrap(a: float) -> float:
     return (a + math.pi) % (2 * math.pi) - math.pi
 
 
-def build_vehicle(spec, origin=(0.0, 0.0, 0.0), clearance: float = 0.0, geometry: VehicleGeometry | None = None,
-                  target_tension: float | None = None) -> VehicleModel:
+def build_vehicle(spec, origin=(0.0, 0.0, 0.0), geometry: VehicleGeometry | None = None,
+                  target_tension: float | None = None, speed: float = 0.0) -> VehicleModel:
     """Assemble the ``links`` model of ``spec``.
 
     Parameters
@@ -134,6 +134,10 @@ def build_vehicle(spec, origin=(0.0, 0.0, 0.0), clearance: float = 0.0, geometry
         Initial track tension, N, that the tensioner springs hold at the
         assembled idler position (default: the spec's tensioner target); the
         spring anchor is placed so that its force balances both strands.
+    speed : float
+        Initial forward speed, m/s: the chassis and every body move with it,
+        wheels and sprockets spin, and the track circulates around its loop
+        with the bottom strand at rest on the ground.
     """
     geo = geometry or vehicle_geometry(spec)
     O = np.asarray(origin, dtype=float)
@@ -228,8 +232,57 @@ def build_vehicle(spec, origin=(0.0, 0.0, 0.0), clearance: float = 0.0, geometry
         sides[side] = SideInfo(side, y, sprocket.name, idler.name, carrier.name, arms, wheels, rollers,
                                [s.name for s in shoe_bodies], pins, tname, trk.idler_shift,
                                anchor if anchor is not None else np.full(3, np.nan))
+    m.add_marker("driver", chassis, W(*ch.driver_position))
     drv = np.asarray(ch.driver_position) - np.asarray(ch.com)
+    if speed:
+        _set_speed(m, spec, geo, sides, float(speed))
     return VehicleModel(spec, m, geo, sides, O, drv)
+
+
+def _set_speed(m: Model, spec, geo: VehicleGeometry, sides, V: float):
+    """Rolling initial velocities: forward V, wheels spinning, track circulating (bottom strand at rest)."""
+    Vx = np.array([V, 0.0, 0.0])
+    for name in m.body_names:
+        m.set_initial_pose(name, vel=Vx)
+    sus = spec.suspension
+    for side, info in sides.items():
+        trk = geo.tracks[side]
+        m.set_initial_pose(info.sprocket, omega=[0.0, V / spec.sprocket.assembly_radius, 0.0])
+        m.set_initial_pose(info.idler, omega=[0.0, V / spec.idler.radius, 0.0])
+        for w in info.wheels:
+            m.set_initial_pose(w, omega=[0.0, V / sus.wheel_radius, 0.0])
+        for r in info.rollers:
+            m.set_initial_pose(r, omega=[0.0, -V / spec.rollers.radius, 0.0])
+        # pins move backwards along the loop at speed V relative to the chassis (clockwise seen from +y)
+        dt = 1e-6
+        path = trk.path
+        s_now = _pin_arclengths(trk)
+        ahead = np.array([path.point(x - V * dt) for x in s_now])
+        n = trk.n_shoes
+        c0, c1 = trk.shoe_centers, 0.5 * (ahead + np.roll(ahead, -1, axis=0))
+        d1 = np.roll(ahead, -1, axis=0) - ahead
+        a1 = np.arctan2(d1[:, 1], d1[:, 0])
+        for k in range(n):
+            vrel = (c1[k] - c0[k]) / dt
+            wy = -_wrap(a1[k] - trk.shoe_angles[k]) / dt
+            m.set_initial_pose(info.shoes[k], vel=[V + vrel[0], 0.0, vrel[1]], omega=[0.0, wy, 0.0])
+
+
+def _pin_arclengths(trk: ClosedTrack) -> np.ndarray:
+    """Arc length of every pin on the closed path (pins lie on the path)."""
+    from scipy.optimize import minimize_scalar
+
+    path = trk.path
+    out = np.empty(trk.n_shoes)
+    grid = np.linspace(0.0, path.length, 4000, endpoint=False)
+    pts = np.array([path.point(x) for x in grid])
+    for k, p in enumerate(trk.pins):
+        j = int(np.argmin(np.sum((pts - p) ** 2, axis=1)))
+        h = path.length / 4000
+        res = minimize_scalar(lambda x: float(np.sum((path.point(x) - p) ** 2)), bounds=(grid[j] - h, grid[j] + h),
+                              method="bounded", options={"xatol": 1e-12})
+        out[k] = res.x
+    return out
 
 
 def _strand_push(trk: ClosedTrack, center, direction) -> float:

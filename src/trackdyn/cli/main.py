@@ -118,6 +118,15 @@ def demo(
     raise typer.Exit(0 if summary["status"] == "complete" else 1)
 
 
+def _register_commands():
+    from . import vehicles
+
+    vehicles.register(app)
+
+
+_register_commands()
+
+
 def main():
     app()
 

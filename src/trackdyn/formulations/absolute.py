@@ -399,6 +399,34 @@ class AbsoluteSystem:
                    self.row_body, F, T, nj)
         return F, T
 
+    def project_velocities(self, state: State) -> State:
+        """The velocities closest to ``state.v`` (mass-weighted) that satisfy the joints: ``J v = -∂C/∂t``.
+
+        One KKT solve with ``H = M``; used to start a run exactly on the
+        velocity constraint manifold after velocities were set by hand.
+        """
+        from ..linsolve.kkt import DirectSolver
+
+        self.update_kinematics(state.q, state.v)
+        self.update_drivers(state.t)
+        self.eval_constraints()
+        data = self.base_data.copy()
+        self.fill_jacobian(data)
+        solver = DirectSolver(self.pattern)
+        solver.factor(data)
+        nd = 6 * self.nb
+        rhs = np.zeros(self.pattern.n)
+        Mv = np.zeros((self.nb, 6))
+        Mv[:, :3] = self.mass[:, None] * state.v[:, :3]
+        Mv[:, 3:] = np.einsum("bij,bj->bi", self.inertia, state.v[:, 3:])
+        rhs[:nd] = Mv.ravel()
+        rhs[nd:nd + self.nc] = -self.phi_t
+        x = np.zeros(self.pattern.n)
+        solver.solve(rhs, x)
+        new = state.copy()
+        new.v = x[:nd].reshape(self.nb, 6).copy()
+        return new
+
     def initial_state(self) -> State:
         extra = {}
         for prov in self.providers:

@@ -59,7 +59,8 @@ class SpecError(ValueError):
         self.problems = problems
         self.source = source
         head = f"invalid vehicle spec{f' {source}' if source else ''}:"
-        lines = [f"  {path} = {value!r}: {reason}" for path, value, reason in problems]
+        lines = [f"  {path} = {value if value == '(missing)' else repr(value)}: {reason}"
+                 for path, value, reason in problems]
         super().__init__("\n".join([head, *lines]))
 
     @classmethod
@@ -70,7 +71,8 @@ class SpecError(ValueError):
             msg = e.get("msg", "invalid")
             if msg.startswith("Value error, "):
                 msg = msg[len("Value error, "):]
-            probs.append((path or "(spec)", e.get("input"), msg))
+            value = "(missing)" if e.get("type") == "missing" else e.get("input")
+            probs.append((path or "(spec)", value, msg))
         return cls(probs, source)
 
 

@@ -1,0 +1,102 @@
+"""CLI: built-in vehicles and spec files (``vehicles``, ``spec show``, ``spec check``)."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+spec_app = typer.Typer(help="Show and check vehicle specs.", no_args_is_help=True)
+
+
+def _out_json(obj):
+    from .main import _print_json
+
+    _print_json(obj)
+
+
+def _load(name_or_file):
+    from ..spec import SpecError, get
+
+    try:
+        return get(name_or_file)
+    except SpecError as err:
+        typer.echo(str(err), err=True)
+        raise typer.Exit(1)
+    except ValueError as err:
+        typer.echo(str(err), err=True)
+        raise typer.Exit(1)
+
+
+def _summary(spec) -> dict:
+    from ..assembly.builder import vehicle_geometry
+    from ..assembly.geometry import GeometryError
+
+    out = {"name": spec.name, "description": spec.description, "chassis_mass_kg": spec.chassis.mass,
+           "road_wheels_per_side": len(spec.suspension.stations), "rollers_per_side": len(spec.rollers.locations)}
+    try:
+        g = vehicle_geometry(spec)
+        out["shoes"] = {s: t.n_shoes for s, t in g.tracks.items()}
+        out["idler_shift_m"] = {s: round(t.idler_shift, 6) for s, t in g.tracks.items()}
+        out["track_length_m"] = {s: round(t.n_shoes * spec.shoes.pitch, 4) for s, t in g.tracks.items()}
+        out["geometry"] = "ok"
+    except GeometryError as err:
+        out["geometry"] = f"invalid: {err}"
+    return out
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def vehicles(as_json: bool = typer.Option(False, "--json", help="Print one JSON object.")):
+        """List the built-in vehicle specs."""
+        from ..spec import get, library_names
+
+        rows = [_summary(get(n)) for n in library_names()]
+        if as_json:
+            _out_json({"vehicles": rows})
+            return
+        for r in rows:
+            shoes = "/".join(str(v) for v in r.get("shoes", {}).values())
+            typer.echo(f"{r['name']:10s} {r['chassis_mass_kg']:8.0f} kg chassis, {r['road_wheels_per_side']} road "
+                       f"wheels/side, shoes {shoes or '-'}  {r['description']}")
+
+    @spec_app.command("show")
+    def show(name: str = typer.Argument(..., help="Built-in vehicle name or a .toml/.json spec file."),
+             as_json: bool = typer.Option(False, "--json", help="Print the spec as JSON instead of TOML.")):
+        """Print a spec (TOML by default)."""
+        from ..spec import dump_json, dump_toml
+
+        spec = _load(name)
+        sys.stdout.write(dump_json(spec) + "\n" if as_json else dump_toml(spec))
+
+    @spec_app.command("check")
+    def check(file: str = typer.Argument(..., help="Spec file (.toml or .json) or a built-in name."),
+              as_json: bool = typer.Option(False, "--json", help="Print one JSON object.")):
+        """Validate a spec and its geometry; exit 1 with the reasons when invalid."""
+        from ..spec import SpecError, get
+
+        try:
+            spec = get(file)
+        except (SpecError, ValueError) as err:
+            problems = getattr(err, "problems", None)
+            if as_json:
+                _out_json({"valid": False, "errors": [
+                    {"field": p, "value": repr(v), "reason": r} for p, v, r in (problems or [("(file)", file, str(err))])]})
+            else:
+                typer.echo(str(err), err=True)
+            raise typer.Exit(1)
+        summ = _summary(spec)
+        valid = summ["geometry"] == "ok"
+        if as_json:
+            out = {"valid": valid, **summ}
+            if not valid:
+                out["errors"] = [{"field": "geometry", "value": None, "reason": summ["geometry"]}]
+            _out_json(out)
+        else:
+            if valid:
+                typer.echo(f"{spec.name}: valid; shoes {summ['shoes']}, idler shift {summ['idler_shift_m']} m")
+            else:
+                typer.echo(f"{spec.name}: {summ['geometry']}", err=True)
+        raise typer.Exit(0 if valid else 1)
+
+    app.add_typer(spec_app, name="spec")

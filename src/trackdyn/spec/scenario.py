@@ -1,0 +1,148 @@
+"""Scenario: a vehicle, a terrain, a driver, a duration and the numerical settings of one run.
+
+A scenario is data like a spec: immutable, validated on construction (a
+``ValueError`` names the field, the value and the reason), convertible to and
+from a plain dict (scenario files, run metadata). Terrains and drivers are
+objects of :mod:`trackdyn.terrain` and :mod:`trackdyn.driver`; in files they
+are tables with a ``type`` key.
+
+Example
+-------
+>>> import trackdyn as td
+>>> sc = td.Scenario(vehicle="m113", terrain=td.terrain.Flat(), driver=td.drivers.PID(speed=4.2), t_end=10.0)
+>>> sc.replace(t_end=5.0).t_end
+5.0
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Scenario", "FIDELITIES"]
+
+FIDELITIES = ("links", "massless")
+
+
+def _num(name, value, positive=False, nonneg=False):
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"scenario.{name} = {value!r}: expected a number") from None
+    if not math.isfinite(x):
+        raise ValueError(f"scenario.{name} = {value!r}: must be finite")
+    if positive and x <= 0:
+        raise ValueError(f"scenario.{name} = {value!r}: must be positive")
+    if nonneg and x < 0:
+        raise ValueError(f"scenario.{name} = {value!r}: must be >= 0")
+    return x
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One run of a vehicle.
+
+    Parameters
+    ----------
+    vehicle : VehicleSpec or str
+        A spec, a built-in name (``trackdyn vehicles``) or a spec file path.
+    terrain : Terrain, optional
+        The ground (default: flat, μ 0.8, E 20 GPa — NG-NRMM concrete).
+    driver : Driver, optional
+        Default: brakes on (the vehicle settles and stays).
+    t_end : float
+        Simulated time, s.
+    fidelity : {"links", "massless"}
+        Track model (DESIGN.md fidelity levels).
+    step, output_step : float
+        Time step and sampling interval, s (thesis Table 4.1: h = 1e-4).
+    integrator, solver : str
+        Names from the registries (``euler-implicit-linearized``, ``direct``).
+    start_x : float
+        World x of the vehicle frame origin (the sprocket axis), m.
+    speed : float
+        Initial forward speed, m/s (rolling start).
+    drop : float
+        Initial gap between the lowest pad and the ground, m (settling, han-sander-mao §3.4).
+    record : tuple of str, optional
+        Glob patterns of recorded series (default: all).
+    options : dict
+        Extra integrator options.
+    """
+
+    vehicle: Any = "m113"
+    terrain: Any = None
+    driver: Any = None
+    t_end: float = 10.0
+    fidelity: str = "links"
+    step: float = 1e-4
+    output_step: float = 0.01
+    integrator: str = "euler-implicit-linearized"
+    solver: str = "direct"
+    start_x: float = 0.0
+    speed: float = 0.0
+    drop: float = 0.005
+    record: tuple | None = None
+    name: str = "scenario"
+    options: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        set_ = object.__setattr__
+        set_(self, "t_end", _num("t_end", self.t_end, positive=True))
+        set_(self, "step", _num("step", self.step, positive=True))
+        set_(self, "output_step", _num("output_step", self.output_step, positive=True))
+        set_(self, "start_x", _num("start_x", self.start_x))
+        set_(self, "speed", _num("speed", self.speed))
+        set_(self, "drop", _num("drop", self.drop, nonneg=True))
+        ratio = self.output_step / self.step
+        if ratio < 1 - 1e-9 or abs(ratio - round(ratio)) > 1e-6 * ratio:
+            raise ValueError(f"scenario.output_step = {self.output_step}: must be a multiple of step = {self.step}")
+        if self.fidelity not in FIDELITIES:
+            raise ValueError(f"scenario.fidelity = {self.fidelity!r}: choose one of {FIDELITIES}")
+        if self.record is not None:
+            set_(self, "record", tuple(self.record))
+        from ..driver import Driver
+
+        if self.driver is None:
+            set_(self, "driver", _default_driver())
+        elif not isinstance(self.driver, Driver):
+            raise ValueError(f"scenario.driver = {self.driver!r}: expected a driver (td.drivers.*)")
+        if self.terrain is not None and not hasattr(self.terrain, "profile"):
+            raise ValueError(f"scenario.terrain = {self.terrain!r}: expected a terrain (td.terrain.*)")
+        if not isinstance(self.vehicle, str) and not hasattr(self.vehicle, "model_dump"):
+            raise ValueError(f"scenario.vehicle = {self.vehicle!r}: expected a VehicleSpec or a vehicle name")
+
+    def replace(self, **changes) -> "Scenario":
+        return dataclasses.replace(self, **changes)
+
+    def vehicle_spec(self):
+        from .io import get
+
+        return get(self.vehicle) if isinstance(self.vehicle, str) else self.vehicle
+
+    def to_dict(self) -> dict:
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        d["vehicle"] = self.vehicle if isinstance(self.vehicle, str) else self.vehicle.name
+        d["terrain"] = _describe(self.terrain)
+        d["driver"] = _describe(self.driver)
+        d["record"] = list(self.record) if self.record is not None else None
+        return d
+
+
+def _default_driver():
+    from ..driver import Brake
+
+    return Brake()
+
+
+def _describe(obj):
+    if obj is None:
+        return None
+    if hasattr(obj, "to_dict"):
+        try:
+            return obj.to_dict()
+        except Exception:  # a description is best effort; the object's repr always works
+            pass
+    return {"type": type(obj).__name__, "repr": repr(obj)}

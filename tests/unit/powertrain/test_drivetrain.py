@@ -1,0 +1,73 @@
+"""Drivetrain provider: torque from the map, skid steering, brakes, and the velocity Jacobian."""
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+import trackdyn as td
+from trackdyn.driver import FullThrottle, Scripted
+from trackdyn.formulations import AbsoluteSystem
+from trackdyn.formulations.absolute import ForceContext
+from trackdyn.powertrain import Drivetrain
+from trackdyn.testing.fd import fd_velocity_jacobian, random_state
+
+MAP = [[0.0, 9519.0], [0.88, 9519.0], [2.51, 7140.0], [5.01, 3570.0], [7.52, 2379.0], [10.02, 1784.0],
+       [20.04, 892.0]]
+
+
+def rig(driver):
+    m = td.Model(gravity=(0, 0, 0))
+    c = m.add_body("chassis", mass=1000.0, inertia=[100, 200, 250])
+    sl = m.add_body("left.sprocket", mass=60.0, inertia=[1, 1.5, 1], pos=[0, 1, 0])
+    sr = m.add_body("right.sprocket", mass=60.0, inertia=[1, 1.5, 1], pos=[0, -1, 0])
+    dt = Drivetrain(c.index, (sl.index, sr.index), MAP, 10000.0, driver)
+    s = AbsoluteSystem(m, providers=[dt])
+    return s, dt
+
+
+def evaluate(s, dt, q, v, t=0.0):
+    state = td.State(t, q, v, np.zeros(0), np.zeros_like(v), {"driver": np.zeros(2)})
+    s.update_kinematics(q, v)
+    f = np.zeros((s.nb, 6))
+    ctx = ForceContext(t, 1e-3, state, s.kin, f, np.zeros_like(f), None, 0.0, 0.0)
+    dt._step_key = None
+    dt.accumulate(ctx)
+    return dt
+
+
+def test_full_throttle_torque_follows_the_map():
+    s, dt = rig(FullThrottle())
+    q, v = s.q0.copy(), np.zeros((3, 6))
+    for w, T in [(0.5, 9519.0), (5.01, 3570.0), (15.0, 1784.0 + (892.0 - 1784.0) * (15 - 10.02) / 10.02)]:
+        v[1, 4] = w
+        v[2, 4] = w
+        evaluate(s, dt, q, v)
+        assert np.isclose(dt.out[0, 0], T, rtol=1e-9) and np.isclose(dt.out[0, 1], w)
+        # torque about +y on the sprocket, reaction on the chassis
+        assert np.isclose(dt.Q[0, 10], T) and np.isclose(dt.Q[0, 4], -T)
+
+
+def test_skid_steering_splits_and_brakes_the_inner_track():
+    s, dt = rig(Scripted(throttle=1.0, steering=0.5))
+    v = np.zeros((3, 6))
+    v[1, 4] = v[2, 4] = 3.0
+    evaluate(s, dt, s.q0.copy(), v)
+    assert np.isclose(dt.throttle[0], 0.5) and np.isclose(dt.throttle[1], 1.0)  # left is inner (turn left)
+    assert dt.out[0, 0] < 0.5 * dt.out[1, 0]
+
+
+@given(seed=st.integers(0, 2**31 - 1))
+def test_velocity_jacobian_matches_finite_differences(seed):
+    rng = np.random.default_rng(seed)
+    s, dt = rig(Scripted(throttle=0.7, braking=0.3))
+    q, v = random_state(rng, 3, vel_scale=3.0)
+
+    def Q(qq, vv):
+        evaluate(s, dt, qq, vv)
+        return dt.Q[0].copy()
+
+    Q0 = Q(q, v)
+    Kv = dt.Kv[0].copy()
+    fd = fd_velocity_jacobian(Q, q, v, [0, 1], eps=1e-6)
+    # central differences carry a round-off of ~1e-16 |Q| / eps
+    assert np.allclose(Kv, fd, rtol=1e-5, atol=1e-5 * max(1.0, np.abs(fd).max()) + 1e-8 * np.abs(Q0).max())
