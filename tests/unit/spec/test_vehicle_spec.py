@@ -67,3 +67,15 @@ def test_unknown_field_and_bad_file(tmp_path):
 def test_unknown_vehicle():
     with pytest.raises(ValueError, match="unknown vehicle 'tiger'"):
         S.get("tiger")
+
+
+@pytest.mark.parametrize("name", ["m113", "apc", "marder"])
+def test_every_library_vehicle_assembles(name):
+    from trackdyn.assembly.builder import vehicle_geometry
+
+    spec = S.get(name)
+    g = vehicle_geometry(spec)
+    for t in g.tracks.values():
+        assert t.closure_error < 1e-9
+    if name == "apc":
+        assert g.n_shoes("left") == g.n_shoes("right") == 64  # wallin-shabana: 64 links per side
