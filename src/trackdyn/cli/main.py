@@ -105,7 +105,7 @@ def demo(
     t_end: float = typer.Option(3.0, "--t-end", help="Simulated time, s."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ):
-    """Simulate a 64-link track chain falling from horizontal and write its results folder."""
+    """Simulate a 64-link track chain falling from horizontal; write its results folder, animation and 3-D viewer page."""
     from ..demo import run_demo
 
     summary = run_demo(out, t_end=t_end, progress=not as_json)
@@ -119,9 +119,11 @@ def demo(
 
 
 def _register_commands():
-    from . import vehicles
+    from . import results, vehicles, viz
 
     vehicles.register(app)
+    viz.register(app)
+    results.register(app)
 
 
 _register_commands()

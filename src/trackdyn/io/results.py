@@ -1,19 +1,38 @@
-"""Results on disk: ``timeseries.parquet`` + ``metadata.json`` (+ ``summary.json``).
+"""Results on disk: ``timeseries.parquet`` + ``metadata.json`` (+ ``scene.json``, ``summary.json``).
+
+Layout of a results folder::
+
+    timeseries.parquet   one row per recorded sample: column "t" (s) and dotted series names
+    metadata.json        status, settings, counters, wall time and its split, warnings; written LAST
+    scene.json           visual shapes per body and the terrain (when the model has any)
+    summary.json         an event's figures (events only)
+    INCOMPLETE           present while a run writes the folder, or after it crashed
 
 Every file is written under a temporary name in the same folder and renamed
-into place (``os.replace`` is atomic on POSIX), and ``metadata.json`` is written
-last: a folder whose ``metadata.json`` is missing is incomplete.
+into place (``os.replace`` is atomic on POSIX). A streamed run
+(:class:`ResultWriter`) first removes the old ``metadata.json`` and writes an
+``INCOMPLETE`` marker, appends row groups to a hidden temporary Parquet file
+while it runs, and on success renames it, writes the other files, removes the
+marker and writes ``metadata.json`` last. So: **a folder is complete exactly
+when it has metadata.json**; :func:`load` refuses any other folder and says
+why.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
+import time
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["save_result", "load", "write_json_atomic"]
+__all__ = ["save_result", "load", "write_json_atomic", "write_summary", "ResultWriter", "match_series",
+           "is_complete", "INCOMPLETE_MARKER"]
+
+INCOMPLETE_MARKER = "INCOMPLETE"
+_TMP_PARQUET = ".timeseries.parquet.partial"
 
 
 def _json_default(o):
@@ -23,10 +42,28 @@ def _json_default(o):
         return o.tolist()
     if isinstance(o, Path):
         return str(o)
+    if hasattr(o, "model_dump"):  # pydantic specs
+        return o.model_dump(mode="json")
+    if hasattr(o, "to_dict"):
+        return o.to_dict()
     return repr(o)
 
 
+def _fsync_dir(d: Path) -> None:
+    try:
+        fd = os.open(d, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 def write_json_atomic(path, obj) -> Path:
+    """Write ``obj`` as JSON to ``path`` through a temporary file and a rename."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     with open(tmp, "w", encoding="utf-8") as fh:
@@ -38,42 +75,212 @@ def write_json_atomic(path, obj) -> Path:
     return path
 
 
+def write_summary(directory, summary: dict) -> Path:
+    """Write an event's ``summary.json`` into a results folder (atomically)."""
+    if not isinstance(summary, dict):
+        raise ValueError(f"write_summary: summary must be a dict, got {type(summary).__name__}")
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    return write_json_atomic(d / "summary.json", summary)
+
+
+def match_series(columns, patterns) -> list[str]:
+    """Names in ``columns`` matching any glob pattern; an exact name always matches itself.
+
+    ``*`` and ``?`` are wildcards; brackets are literal, as in
+    ``left.roadwheel[0].pos.z``. The result keeps the order of ``columns``.
+    """
+    pats = [patterns] if isinstance(patterns, str) else list(patterns)
+    exact = set(pats)
+    globs = [p.replace("[", "[[]") for p in pats]
+    return [c for c in columns if c in exact or any(fnmatch.fnmatchcase(c, g) for g in globs)]
+
+
+def _mark_incomplete(d: Path, reason: str) -> None:
+    text = (f"{reason}\nwritten {time.strftime('%Y-%m-%dT%H:%M:%S')} by pid {os.getpid()}\n"
+            "This folder is not a complete result: metadata.json is written last, when a run finishes.\n")
+    tmp = d / f".{INCOMPLETE_MARKER}.tmp-{os.getpid()}"
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, d / INCOMPLETE_MARKER)
+
+
+def _begin(d: Path, reason: str) -> None:
+    """Make ``d`` an incomplete folder: old metadata, scene and summary go, the marker comes."""
+    d.mkdir(parents=True, exist_ok=True)
+    for name in ("metadata.json", "summary.json", "scene.json"):
+        p = d / name
+        if p.exists():
+            p.unlink()
+    _mark_incomplete(d, reason)
+
+
+def _finish(d: Path, metadata: dict, scene=None, summary=None) -> None:
+    if scene is not None:
+        write_json_atomic(d / "scene.json", scene)
+    if summary is not None:
+        write_json_atomic(d / "summary.json", summary)
+    marker = d / INCOMPLETE_MARKER
+    if marker.exists():
+        marker.unlink()
+    write_json_atomic(d / "metadata.json", metadata)
+    _fsync_dir(d)
+
+
+def _finish_metadata(metadata, n_samples, columns, files):
+    meta = dict(metadata)
+    meta.setdefault("status", "complete")
+    meta["n_samples"] = int(n_samples)
+    meta["n_series"] = int(len(columns))
+    meta["files"] = files
+    return meta
+
+
+class ResultWriter:
+    """Streams samples into ``timeseries.parquet`` in row groups and finalises a folder atomically.
+
+    Memory stays at one chunk whatever the run's length. Until :meth:`close`
+    the folder holds an ``INCOMPLETE`` marker and no ``metadata.json``.
+
+    Parameters
+    ----------
+    directory : path
+        The results folder (created when missing; an old result in it is
+        invalidated at once and replaced on :meth:`close`).
+    columns : list of str
+        Series names (without ``t``).
+    """
+
+    def __init__(self, directory, columns):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        self.directory = Path(directory)
+        self.columns = list(columns)
+        _begin(self.directory, "a run is writing this folder")
+        self._schema = pa.schema([pa.field("t", pa.float64())] + [pa.field(c, pa.float64()) for c in self.columns])
+        self._tmp = self.directory / _TMP_PARQUET
+        self._writer = pq.ParquetWriter(self._tmp, self._schema, compression="zstd", compression_level=1)
+        self.n_rows = 0
+        self.closed = False
+
+    def write(self, t, values) -> None:
+        """Append samples: ``t`` (k,) s and ``values`` (k, n_columns) as one row group."""
+        import pyarrow as pa
+
+        if self.closed:
+            raise RuntimeError(f"ResultWriter({self.directory}): already closed")
+        t = np.asarray(t, dtype=float)
+        if len(t) == 0:
+            return
+        # one contiguous copy per chunk: Arrow wraps each column without copying it again
+        v = np.ascontiguousarray(np.asarray(values, dtype=float).T)
+        arrays = [pa.array(t)] + [pa.array(v[k]) for k in range(v.shape[0])]
+        self._writer.write_batch(pa.RecordBatch.from_arrays(arrays, schema=self._schema))
+        self.n_rows += len(t)
+
+    def close(self, metadata: dict, scene=None, summary=None) -> Path:
+        """Finish the Parquet file, rename it into place and write the other files, ``metadata.json`` last."""
+        if self.closed:
+            raise RuntimeError(f"ResultWriter({self.directory}): already closed")
+        self._writer.close()
+        self.closed = True
+        d = self.directory
+        os.replace(self._tmp, d / "timeseries.parquet")
+        files = ["timeseries.parquet", "metadata.json"] + (["scene.json"] if scene is not None else []) \
+            + (["summary.json"] if summary is not None else [])
+        meta = _finish_metadata(metadata, self.n_rows, self.columns, files)
+        _finish(d, meta, scene, summary)
+        self.metadata = meta
+        return d
+
+    def abort(self, reason: str) -> None:
+        """Close the partial file (left as ``.timeseries.parquet.partial``) and keep the folder incomplete."""
+        if self.closed:
+            return
+        try:
+            self._writer.close()
+        finally:
+            self.closed = True
+            _mark_incomplete(self.directory, f"the run stopped before it finished: {reason}\n"
+                                             f"{self.n_rows} samples are in {_TMP_PARQUET}")
+
+
 def save_result(result, directory) -> Path:
+    """Write a :class:`~trackdyn.sim.result.Result` into ``directory`` atomically (see the module docstring)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     d = Path(directory)
-    d.mkdir(parents=True, exist_ok=True)
-    meta_path = d / "metadata.json"
-    if meta_path.exists():
-        meta_path.unlink()  # the folder is incomplete until the new metadata lands
-    arrays = [pa.array(result.t)] + [pa.array(result.values[:, k]) for k in range(len(result.columns))]
-    table = pa.Table.from_arrays(arrays, names=["t"] + list(result.columns))
-    tmp = d / f".timeseries.parquet.tmp-{os.getpid()}"
-    pq.write_table(table, tmp)
-    os.replace(tmp, d / "timeseries.parquet")
-    meta = dict(result.metadata)
-    meta.setdefault("status", "complete")
-    meta["n_samples"] = int(len(result.t))
-    meta["n_series"] = int(len(result.columns))
-    write_json_atomic(meta_path, meta)
+    same = (result.path is not None and d.exists() and d.resolve() == result.path.resolve()
+            and (d / "timeseries.parquet").exists())
+    if same:  # the samples are already there: refresh metadata, scene and summary only
+        _begin(d, "a result's metadata is being rewritten")
+    else:
+        values = result.values
+        _begin(d, "a result is being saved into this folder")
+        cols = np.ascontiguousarray(values.T)
+        arrays = [pa.array(result.t)] + [pa.array(cols[k]) for k in range(len(result.columns))]
+        table = pa.Table.from_arrays(arrays, names=["t"] + list(result.columns))
+        tmp = d / f".timeseries.parquet.tmp-{os.getpid()}"
+        pq.write_table(table, tmp, compression="zstd", compression_level=1)
+        os.replace(tmp, d / "timeseries.parquet")
+    scene = getattr(result, "scene", None)
+    summary = getattr(result, "summary", None)
+    files = ["timeseries.parquet", "metadata.json"] + (["scene.json"] if scene is not None else []) \
+        + (["summary.json"] if summary is not None else [])
+    meta = _finish_metadata(result.metadata, len(result.t), result.columns, files)
+    _finish(d, meta, scene, summary)
+    result.metadata = meta
+    result.path = d
     return d
 
 
-def load(directory):
-    """Load a results folder written by :func:`save_result` as a :class:`~trackdyn.sim.result.Result`."""
+def is_complete(directory) -> bool:
+    """True when ``directory`` holds a finished result (its ``metadata.json``)."""
+    return (Path(directory) / "metadata.json").is_file()
+
+
+def load(path, series=None):
+    """Open a results folder as a :class:`~trackdyn.sim.result.Result`.
+
+    Parameters
+    ----------
+    path : path
+        The folder, or its ``timeseries.parquet`` / ``metadata.json``.
+    series : str or list of str, optional
+        Glob patterns of the series to keep (default: all). Samples are read
+        lazily: ``res[name]`` reads one column, ``res.values`` all of them.
+
+    Raises
+    ------
+    FileNotFoundError
+        When the folder is missing or incomplete (no ``metadata.json``; the
+        ``INCOMPLETE`` marker's reason is quoted).
+    """
     import pyarrow.parquet as pq
 
     from ..sim.result import Result
+    from .scene import read_scene
 
-    d = Path(directory)
+    d = Path(path)
+    if d.is_file():
+        d = d.parent
     meta_path = d / "metadata.json"
     if not meta_path.exists():
-        raise FileNotFoundError(f"{d}: no metadata.json, the results folder is missing or incomplete")
+        if not d.exists():
+            raise FileNotFoundError(f"{d}: no such results folder")
+        marker = d / INCOMPLETE_MARKER
+        why = marker.read_text(encoding="utf-8").splitlines()[0] if marker.exists() else "no metadata.json"
+        raise FileNotFoundError(f"{d}: the results folder is incomplete ({why})")
     meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    table = pq.read_table(d / "timeseries.parquet")
-    names = table.column_names
-    t = table.column("t").to_numpy()
-    cols = [c for c in names if c != "t"]
-    values = np.column_stack([table.column(c).to_numpy() for c in cols]) if cols else np.zeros((len(t), 0))
-    return Result(t, cols, values, meta)
+    pf = pq.ParquetFile(d / "timeseries.parquet")
+    names = [c for c in pf.schema_arrow.names if c != "t"]
+    if series is not None:
+        keep = match_series(names, series)
+        if not keep:
+            raise ValueError(f"load: no series in {d} matches {series!r}")
+        names = keep
+    t = pq.read_table(d / "timeseries.parquet", columns=["t"]).column(0).to_numpy()
+    summary_path = d / "summary.json"
+    summary = json.loads(summary_path.read_text(encoding="utf-8")) if summary_path.exists() else None
+    return Result(t, names, None, meta, summary=summary, scene=read_scene(d), path=d)

@@ -1,29 +1,98 @@
-"""Recorder: samples named series of a system and a state at output times."""
+"""Recorder: samples named series of a system and a state at output times.
+
+What is kept is chosen by ``record`` entries (glob patterns over the series
+names, each with an optional sampling interval for decimation); samples go
+into a preallocated chunk buffer, which either collects chunks in memory (a
+run without an output folder) or is written as a Parquet row group to a
+results folder when full (:meth:`Recorder.open`), so a long run's memory stays
+at one chunk.
+"""
 
 from __future__ import annotations
 
 import fnmatch
+import math
+import warnings
 
 import numpy as np
 
 from ..mbs.model import State
 from .result import Result
 
-__all__ = ["Recorder"]
+__all__ = ["Recorder", "parse_record"]
+
+_POSE_PARTS = (("pos", "xyz"), ("quat", ("e0", "e1", "e2", "e3")))
+
+
+def parse_record(record) -> list[tuple[str, float | None]]:
+    """Normalise a ``record=`` argument into ``[(pattern, interval_s or None), ...]``.
+
+    Accepted forms: ``None`` (everything at every output sample); a pattern
+    string; a list whose items are pattern strings or ``(pattern, interval)``
+    pairs; a dict ``{pattern: interval or None}``. ``interval`` (s) keeps the
+    matching series only every ``interval`` seconds of simulated time
+    (decimation); ``None`` keeps them at every output sample.
+    """
+    if record is None:
+        return [("*", None)]
+    if isinstance(record, str):
+        items = [record]
+    elif isinstance(record, dict):
+        items = list(record.items())
+    else:
+        try:
+            items = list(record)
+        except TypeError:
+            raise ValueError(f"record: expected patterns, got {record!r}") from None
+    out = []
+    for item in items:
+        if isinstance(item, str):
+            pat, dt = item, None
+        elif isinstance(item, (tuple, list)) and len(item) == 2 and isinstance(item[0], str):
+            pat, dt = item
+        else:
+            raise ValueError(f"record: entry {item!r} is neither a pattern nor a (pattern, interval) pair")
+        if not pat:
+            raise ValueError("record: empty pattern")
+        if dt is not None:
+            try:
+                dt = float(dt)
+            except (TypeError, ValueError):
+                raise ValueError(f"record: interval of {pat!r} must be a number of seconds, got {dt!r}") from None
+            if not math.isfinite(dt) or dt <= 0:
+                raise ValueError(f"record: interval of {pat!r} must be positive and finite, got {dt!r}")
+        out.append((pat, dt))
+    if not out:
+        raise ValueError("record: no pattern given")
+    return out
 
 
 class Recorder:
-    """Samples named series of a system and state into a preallocated table.
+    """Samples named series of a system and state into a chunk buffer.
 
     Parameters
     ----------
     system : AbsoluteSystem
-    patterns : list of str or None
-        Glob patterns (``*``, ``?``) of the series to keep (``None``: all);
-        brackets are literal, as in ``left.roadwheel[0].pos.z``.
+    patterns : see :func:`parse_record`
+        Which series to keep and how often. Glob patterns (``*``, ``?``);
+        brackets are literal, as in ``left.roadwheel[0].pos.z``. A series
+        matched by several entries takes the shortest interval.
+    chunk_rows : int, optional
+        Samples per chunk (per Parquet row group when streaming); default
+        about 16 MB of samples (row groups of that size write fastest).
+    scene_poses : bool
+        Also keep ``pos.*`` and ``quat.*`` of every body that carries a
+        visual shape, at the finest recorded rate, so the results folder can
+        be drawn (animation, 3-D viewer).
+
+    Notes
+    -----
+    Rows are written only at output samples where at least one series is
+    due; series not due in such a row hold NaN (see
+    :meth:`Result.series <trackdyn.sim.result.Result.series>`).
     """
 
-    def __init__(self, system, patterns=None):
+    def __init__(self, system, patterns=None, chunk_rows: int | None = None, scene_poses: bool = True):
         self.system = system
         s = system
         cols = []
@@ -42,24 +111,95 @@ class Recorder:
                 cols.append(name)
                 self._elem.append((arr, k))
         self.all_columns = cols
-        if patterns is None:
-            self.keep = np.arange(len(cols))
-        else:
-            pats = [patterns] if isinstance(patterns, str) else list(patterns)
-            pats = [p.replace("[", "[[]") for p in pats]  # brackets are literal in series names
-            keep = [k for k, c in enumerate(cols) if any(fnmatch.fnmatchcase(c, p) for p in pats)]
-            if not keep:
-                raise ValueError(f"record: no series matches {pats}")
-            self.keep = np.array(keep, dtype=np.int64)
+        self.record = parse_record(patterns)
+
+        interval = np.full(len(cols), np.inf)  # inf: not kept; 0: every output sample
+        unmatched = []
+        for pat, dt in self.record:
+            glob = pat.replace("[", "[[]")  # brackets are literal in series names
+            hit = np.array([c == pat or fnmatch.fnmatchcase(c, glob) for c in cols], dtype=bool)
+            if not hit.any():
+                unmatched.append(pat)
+                continue
+            interval[hit] = np.minimum(interval[hit], 0.0 if dt is None else dt)
+        if not np.isfinite(interval).any():
+            raise ValueError(f"record: no series matches {[p for p, _ in self.record]}")
+        for pat in unmatched:
+            warnings.warn(f"record: pattern {pat!r} matches no series of this model", stacklevel=3)
+        model = getattr(s, "model", None)
+        if scene_poses and model is not None and model.visuals:
+            finest = float(interval[np.isfinite(interval)].min())
+            drawn = {model.body_names[i] for i, _ in model.visuals if i >= 0}
+            for k, c in enumerate(cols[: self._n_body_cols]):
+                name, part = c.rsplit(".", 2)[:2]
+                if name in drawn and part in ("pos", "quat"):
+                    interval[k] = min(interval[k], finest)
+        self.keep = np.nonzero(np.isfinite(interval))[0]
         self.columns = [cols[k] for k in self.keep]
+        kept_interval = interval[self.keep]
+        self._groups = [(float(dt), np.nonzero(kept_interval == dt)[0]) for dt in np.unique(kept_interval)]
+        self._next_due: list[float | None] = [None] * len(self._groups)
+        self._origin: list[float] = [0.0] * len(self._groups)
         self._need_joints = bool(np.any((self.keep >= self._n_body_cols)
                                         & (self.keep < self._n_body_cols + self._n_joint_cols)))
         self._row = np.zeros(len(cols))
-        self.t: list[float] = []
-        self.rows: list[np.ndarray] = []
+        self._n = 0
+        n = len(self.columns)
+        self.chunk_rows = chunk_rows if chunk_rows else int(np.clip((1 << 21) // max(n + 1, 1), 64, 65536))
+        self._chunks: list[tuple[np.ndarray, np.ndarray]] = []
+        self._writer = None
+        self._terrain = None
+        self._summary = None
+        self.extra_metadata: dict = {}
+        self.last_t: float | None = None
+        self.n_samples = 0
+        self._lo = np.full(2, np.inf)
+        self._hi = np.full(2, -np.inf)
 
+    @property
+    def chunk_rows(self) -> int:
+        """Samples per chunk (per Parquet row group when streaming)."""
+        return self._chunk_rows
+
+    @chunk_rows.setter
+    def chunk_rows(self, n) -> None:
+        try:
+            k = int(n)
+        except (TypeError, ValueError):
+            raise ValueError(f"Recorder: chunk_rows must be a positive integer, got {n!r}") from None
+        if k < 1 or k != n:
+            raise ValueError(f"Recorder: chunk_rows must be a positive integer, got {n!r}")
+        if self._n:
+            self._flush()
+        self._chunk_rows = k
+        self._buf = np.empty((k, len(self.columns)))
+        self._tbuf = np.empty(k)
+
+    # ------------------------------------------------------------------ sampling
     def sample(self, state: State):
+        """Record the series of ``state`` at ``state.t`` (those due by their interval)."""
+        t = float(state.t)
+        self.last_t = t
+        due = np.zeros(len(self._groups), dtype=bool)
+        for g, (dt, _) in enumerate(self._groups):
+            if dt == 0.0:
+                due[g] = True
+                continue
+            nxt = self._next_due[g]
+            if nxt is None:
+                self._origin[g] = t  # a decimated series' clock starts at its first sample
+            elif t < nxt - 1e-6 * dt:
+                continue
+            due[g] = True
+            origin = self._origin[g]
+            self._next_due[g] = origin + dt * (math.floor((t - origin) / dt + 1e-6) + 1)
+        if not due.any():
+            return
         s = self.system
+        # the bodies' extent, for drawing the terrain under the whole run
+        lo, hi = state.q[:, :2].min(axis=0), state.q[:, :2].max(axis=0)
+        self._lo = np.minimum(self._lo, lo)
+        self._hi = np.maximum(self._hi, hi)
         s.evaluate_outputs(state)
         row = self._row
         nb_ = s.nb
@@ -71,9 +211,117 @@ class Recorder:
         off = self._n_body_cols + self._n_joint_cols
         for n, (arr, k) in enumerate(self._elem):
             row[off + n] = arr[k]
-        self.t.append(state.t)
-        self.rows.append(row[self.keep].copy())
+        out = self._buf[self._n]
+        np.take(row, self.keep, out=out)
+        if not due.all():
+            for g, (_, idx) in enumerate(self._groups):
+                if not due[g]:
+                    out[idx] = np.nan
+        self._tbuf[self._n] = t
+        self._n += 1
+        self.n_samples += 1
+        if self._n == self.chunk_rows:
+            self._flush()
+
+    def _flush(self):
+        if self._n == 0:
+            return
+        t, v = self._tbuf[: self._n], self._buf[: self._n]
+        if self._writer is not None:
+            self._writer.write(t, v)
+        else:
+            self._chunks.append((t.copy(), v.copy()))
+        self._n = 0
+
+    @property
+    def t(self) -> np.ndarray:
+        """Sample times held in memory, s (empty while streaming to a folder)."""
+        parts = [c[0] for c in self._chunks] + [self._tbuf[: self._n]]
+        return np.concatenate(parts)
+
+    # ------------------------------------------------------------------ output folder
+    @property
+    def streaming(self) -> bool:
+        return self._writer is not None
+
+    def open(self, directory, metadata: dict | None = None, terrain=None, summary: dict | None = None):
+        """Stream samples into the results folder ``directory`` from now on.
+
+        Samples already held in memory are written first. The folder is
+        marked incomplete until :meth:`result` finalises it.
+
+        Parameters
+        ----------
+        directory : path
+        metadata : dict, optional
+            Extra entries for ``metadata.json`` (scenario, spec...).
+        terrain : optional
+            What to draw as the ground (:func:`trackdyn.io.scene.terrain_to_scene`);
+            default: the ``terrain`` of a force provider that has ``to_scene()``.
+        summary : dict, optional
+            Contents of ``summary.json``.
+        """
+        from ..io.results import ResultWriter
+
+        if self._writer is not None:
+            raise RuntimeError(f"Recorder: already writing to {self._writer.directory}")
+        if isinstance(terrain, (dict, tuple, list)):
+            from ..io.scene import terrain_to_scene
+
+            terrain_to_scene(terrain)  # reject a bad description now, before the run
+        self._writer = ResultWriter(directory, self.columns)
+        self._terrain = terrain
+        self._summary = summary
+        if metadata:
+            self.extra_metadata.update(metadata)
+        for t, v in self._chunks:
+            self._writer.write(t, v)
+        self._chunks.clear()
+        self._flush()
+        return self._writer.directory
+
+    def abort(self, error) -> None:
+        """A run died: close the partial file and leave the folder marked incomplete."""
+        if self._writer is not None:
+            self._flush()
+            self._writer.abort(f"{type(error).__name__}: {error}")
+            self._writer = None
+
+    def scene(self) -> dict | None:
+        """Visual shapes and terrain of the recorded system (``scene.json``), or ``None``."""
+        from ..io.scene import find_terrain, scene_from_model
+
+        model = getattr(self.system, "model", None)
+        if model is None:
+            return None
+        terrain = self._terrain if self._terrain is not None else find_terrain(self.system)
+        if np.all(np.isfinite(self._lo)) and np.all(np.isfinite(self._hi)):
+            x_range = (float(self._lo[0]) - 10.0, float(self._hi[0]) + 10.0)
+            y_range = (min(-2.0, float(self._lo[1]) - 1.0), max(2.0, float(self._hi[1]) + 1.0))
+        else:
+            x_range, y_range = (-10.0, 10.0), (-2.0, 2.0)
+        return scene_from_model(model, terrain, x_range, y_range)
 
     def result(self, metadata) -> Result:
-        vals = np.array(self.rows) if self.rows else np.zeros((0, len(self.columns)))
-        return Result(np.array(self.t), self.columns, vals, metadata)
+        """The samples so far as a :class:`Result`; when streaming, finalise the folder first."""
+        meta = {**dict(metadata), **self.extra_metadata}
+        meta["record"] = [{"pattern": p, "interval_s": dt} for p, dt in self.record]
+        try:
+            scene = self.scene()
+        except Exception as err:  # a drawing problem must not cost the run its results
+            scene = None
+            meta["warnings"] = list(meta.get("warnings", [])) + [f"scene.json not written: {err}"]
+        if self._writer is not None:
+            import pyarrow.parquet as pq
+
+            self._flush()
+            w = self._writer
+            self._writer = None
+            d = w.close(meta, scene=scene, summary=self._summary)
+            t = pq.read_table(d / "timeseries.parquet", columns=["t"]).column(0).to_numpy()
+            return Result(t, self.columns, None, w.metadata, summary=self._summary, scene=scene, path=d)
+        parts_t = [c[0] for c in self._chunks] + [self._tbuf[: self._n]]
+        parts_v = [c[1] for c in self._chunks] + [self._buf[: self._n]]
+        vals = np.concatenate(parts_v) if parts_v else np.zeros((0, len(self.columns)))
+        return Result(np.concatenate(parts_t), self.columns, vals.copy(), meta, summary=self._summary,
+                      scene=scene)

@@ -92,41 +92,49 @@ class Simulation:
         self.steps += 1
         return self.state
 
-    def run(self, t_end: float, callback=None) -> Result:
+    def run(self, t_end: float, callback=None, out=None) -> Result:
         """Advance to ``t_end`` (s), sampling every ``output_step``; returns a :class:`Result`.
 
         A step that fails (non-finite state, singular matrix) stops the run:
         the result keeps the samples so far and ``metadata["status"]`` is
         ``"diverged"`` with the diagnostic in ``metadata["error"]``.
         ``callback(sim)`` is called after every step; returning ``True`` stops.
+        ``out`` (a folder) streams the samples there in chunks and finalises
+        it atomically (:meth:`Recorder.open`); the result then reads from it.
         """
         t_end = float(t_end)
         if not np.isfinite(t_end) or t_end < self.state.t:
             raise ValueError(f"Simulation.run: t_end {t_end!r} is before the current time {self.state.t}")
         n_steps = int(round((t_end - self.state.t) / self.h))
         rec = self.recorder
+        if out is not None:
+            rec.open(out)
         clk = time.perf_counter
         start = clk()
         status, error = "complete", None
-        if not rec.t or rec.t[-1] < self.state.t - 0.5 * self.h:
-            t0 = clk()
-            rec.sample(self.state)
-            self.record_time += clk() - t0
-        for k in range(n_steps):
-            try:
-                new_state = self.integrator.step(self.state)
-                if (self.steps + 1) % self.output_every == 0:
-                    t0 = clk()
-                    rec.sample(new_state)
-                    self.record_time += clk() - t0
-            except StepFailed as err:
-                status, error = "diverged", str(err)
-                break
-            self.state = new_state
-            self.steps += 1
-            if callback is not None and callback(self):
-                status = "stopped"
-                break
+        try:
+            if rec.last_t is None or rec.last_t < self.state.t - 0.5 * self.h:
+                t0 = clk()
+                rec.sample(self.state)
+                self.record_time += clk() - t0
+            for k in range(n_steps):
+                try:
+                    new_state = self.integrator.step(self.state)
+                    if (self.steps + 1) % self.output_every == 0:
+                        t0 = clk()
+                        rec.sample(new_state)
+                        self.record_time += clk() - t0
+                except StepFailed as err:
+                    status, error = "diverged", str(err)
+                    break
+                self.state = new_state
+                self.steps += 1
+                if callback is not None and callback(self):
+                    status = "stopped"
+                    break
+        except BaseException as err:  # a crash or Ctrl-C: an output folder stays marked incomplete
+            rec.abort(err)
+            raise
         self.wall_time += clk() - start
         return rec.result(self.metadata(status, error))
 
