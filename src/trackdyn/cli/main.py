@@ -119,9 +119,10 @@ def demo(
 
 
 def _register_commands():
-    from . import results, vehicles, viz
+    from . import results, study, vehicles, viz
 
     vehicles.register(app)
+    study.register(app)
     viz.register(app)
     results.register(app)
 

@@ -1,13 +1,34 @@
-"""Time integrators, selectable by name (``make_integrator``)."""
+"""Time integrators, selectable by name (``make_integrator``).
+
+=============================  =======================================================  =====
+name                           scheme                                                   order
+=============================  =======================================================  =====
+``euler-implicit-linearized``  one linear solve per step (thesis eq. 2.13)              1
+``euler-implicit``             backward Euler, full Newton (eq. 2.12)                   1
+``euler-implicit-projected``   eq. 2.14 velocity step + position projection (eq. 2.15)  1
+``hht``                        HHT-α, Newton on accelerations and multipliers           2
+``rk4``                        classical Runge-Kutta on the index-1 form, in a chart    4
+``ab3``                        3-step Adams-Bashforth on the index-1 form               3
+``abm``                        variable-step Adams-Bashforth-Moulton PECE               var.
+=============================  =======================================================  =====
+
+See docs/integrators.md for the equations, options and measured accuracy.
+"""
 
 from __future__ import annotations
 
+from .abm import ABM
 from .base import Integrator, StepFailed
 from .euler import EulerImplicitLinearized
+from .explicit import AB3, RK4
+from .hht import HHT
+from .implicit import EulerImplicit, EulerImplicitProjected
 
-__all__ = ["Integrator", "StepFailed", "EulerImplicitLinearized", "INTEGRATORS", "make_integrator"]
+__all__ = ["Integrator", "StepFailed", "EulerImplicitLinearized", "EulerImplicit", "EulerImplicitProjected",
+           "HHT", "RK4", "AB3", "ABM", "INTEGRATORS", "make_integrator"]
 
-INTEGRATORS = {EulerImplicitLinearized.name: EulerImplicitLinearized}
+INTEGRATORS = {cls.name: cls for cls in (EulerImplicitLinearized, EulerImplicit, EulerImplicitProjected, HHT, RK4,
+                                         AB3, ABM)}
 
 
 def make_integrator(name, system, step, **options):

@@ -91,6 +91,8 @@ class EulerImplicitLinearized(Integrator):
             raise StepFailed(f"t = {state.t:.6g} s: {err}") from None
         t4 = clk()
         self.solver.solve(self.rhs, self.x)
+        if hasattr(self.solver, "last_iterations"):
+            self.counters["linear_iterations"] = self.counters.get("linear_iterations", 0) + self.solver.last_iterations
         t5 = clk()
         nd = self.nd
         v_new = self.x[:nd].reshape(s.nb, 6).copy()

@@ -8,11 +8,14 @@ pattern is ``pattern`` (:class:`~trackdyn.linsolve.kkt.KKTPattern`).
 from __future__ import annotations
 
 from .block_ldl import BlockSolver
+from .iterative import BBSolver, MinresSolver, PSORSolver
 from .kkt import DirectSolver, KKTPattern
 
-__all__ = ["make_solver", "SOLVERS", "DirectSolver", "BlockSolver", "KKTPattern"]
+__all__ = ["make_solver", "SOLVERS", "DirectSolver", "BlockSolver", "KKTPattern", "MinresSolver", "PSORSolver",
+           "BBSolver"]
 
-SOLVERS = {"direct": DirectSolver, "direct-block": BlockSolver}
+SOLVERS = {"direct": DirectSolver, "direct-block": BlockSolver,
+           "minres": MinresSolver, "psor": PSORSolver, "bb": BBSolver}
 
 
 def make_solver(name, pattern, **options):

@@ -90,3 +90,6 @@ def run_benchmark(name: str, **kwargs) -> dict:
     except KeyError:
         raise ValueError(f"unknown benchmark {name!r}; choose one of {sorted(BENCHMARKS)}") from None
     return fn(**kwargs)
+
+
+from . import benchmarks_integrators  # noqa: E402,F401  (registers chain64-integrators)

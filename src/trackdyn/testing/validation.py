@@ -204,3 +204,5 @@ def run_case(name: str, **kwargs) -> dict:
 def run_all() -> list[dict]:
     return [run_case(n) for n in CASES]
 
+
+from . import validation_integrators  # noqa: E402,F401  (registers the integrator cases)

@@ -1,0 +1,175 @@
+"""``trackdyn study ...``: studies over many runs. For now ``study convergence SCENARIO``.
+
+Wired into the main command by :func:`register` (``register(app)`` in
+``cli/main.py``). Exit codes as everywhere: 0 success, 1 invalid input or a
+diverged run, 2 usage.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+__all__ = ["register", "study_app"]
+
+study_app = typer.Typer(
+    name="study",
+    help="Studies over many runs (convergence over step size x integrator x solver).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _print_json(obj) -> None:
+    def default(o):
+        import numpy as np
+
+        if isinstance(o, (np.integer,)):
+            return int(o)
+        if isinstance(o, (np.floating,)):
+            return float(o)
+        if isinstance(o, np.ndarray):
+            return o.tolist()
+        return str(o)
+
+    sys.stdout.write(json.dumps(obj, default=default) + "\n")
+
+
+def _floats(text: str, what: str) -> list[float]:
+    try:
+        vals = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise ValueError(f"{what}: expected comma-separated numbers, got {text!r}") from None
+    if not vals:
+        raise ValueError(f"{what}: no values in {text!r}")
+    return vals
+
+
+def _names(text: str) -> list[str]:
+    return [v.strip() for v in text.split(",") if v.strip()]
+
+
+def _options(pairs: list[str], integrators, solvers):
+    """``KEY=VALUE`` (every run) or ``NAME:KEY=VALUE`` (runs of one integrator or solver).
+
+    Values are parsed as JSON (numbers, true/false, null) or kept as strings.
+    Returns ``(options, integrator_options, solver_options)``.
+    """
+    common, per_integ, per_solver = {}, {}, {}
+    for p in pairs:
+        if "=" not in p:
+            raise ValueError(f"--option {p!r}: expected KEY=VALUE or NAME:KEY=VALUE")
+        k, v = p.split("=", 1)
+        target = common
+        if ":" in k:
+            name, k = k.split(":", 1)
+            name = name.strip()
+            if name in integrators:
+                target = per_integ.setdefault(name, {})
+            elif name in solvers:
+                target = per_solver.setdefault(name, {})
+            else:
+                raise ValueError(f"--option {p!r}: {name!r} is neither an integrator nor a solver of this study")
+        k = k.strip().replace("-", "_")
+        try:
+            target[k] = json.loads(v)
+        except json.JSONDecodeError:
+            target[k] = v
+    return common, per_integ, per_solver
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+@study_app.command("convergence")
+def convergence(
+    scenario: str = typer.Argument(..., help="Scenario name: pendulum, double-pendulum, slider-crank, "
+                                             "slider-crank-free, chain64 (and any registered later)."),
+    steps: Optional[str] = typer.Option(None, "--steps", help="Comma-separated step sizes, s (default: the "
+                                                              "scenario's)."),
+    integrators: Optional[str] = typer.Option(None, "--integrators", help="Comma-separated integrator names."),
+    solvers: Optional[str] = typer.Option(None, "--solvers", help="Comma-separated solver names (direct, "
+                                                                  "minres, psor, bb)."),
+    t_end: Optional[float] = typer.Option(None, "--t-end", help="Simulated time, s."),
+    series: Optional[str] = typer.Option(None, "--series", help="Series to compare, e.g. 'link[63].pos.z'."),
+    output_step: Optional[float] = typer.Option(None, "--output-step", help="Common sampling interval, s."),
+    option: List[str] = typer.Option([], "--option", "-o", help="Option for every run, KEY=VALUE, or for one "
+                                                                 "integrator or solver, NAME:KEY=VALUE "
+                                                                 "(repeatable), e.g. -o hht:alpha=-0.1 "
+                                                                 "-o bb:max_iter=200."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Folder for convergence.csv, convergence.json and "
+                                                           "the figures (default: convergence-SCENARIO)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+):
+    """Run SCENARIO over step sizes x integrators x solvers; deviation of each run from the finest run of
+    its combination (max, RMS), a table and the thesis's Figs. 4.1/4.2."""
+    import warnings
+
+    from ..experiments.convergence import SCENARIOS, convergence_study, get_scenario
+
+    try:
+        sc = get_scenario(scenario)
+        integ_names = _names(integrators) if integrators else list(sc.integrators)
+        solver_names = _names(solvers) if solvers else list(sc.solvers)
+        common, per_integ, per_solver = _options(option, integ_names, solver_names)
+        kw = dict(
+            steps=_floats(steps, "--steps") if steps else list(sc.steps),
+            integrators=integ_names,
+            solvers=solver_names,
+            t_end=sc.t_end if t_end is None else t_end,
+            series=series or sc.series,
+            output_step=output_step,
+            options=common,
+            integrator_options=per_integ,
+            solver_options=per_solver,
+        )
+    except ValueError as err:
+        msg = str(err)
+        if "unknown scenario" in msg:
+            msg = f"unknown scenario {scenario!r}; choose one of: {', '.join(sorted(SCENARIOS))}"
+        typer.echo(msg, err=True)
+        raise typer.Exit(1)
+
+    def progress(i, n, integ, solver, h):
+        if not as_json:
+            typer.echo(f"[{i + 1}/{n}] {integ} + {solver}, h = {h:g} s", err=True)
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            study = convergence_study(sc.build, scenario=sc.name, progress=progress, **kw)
+    except (ValueError, TypeError) as err:
+        typer.echo(str(err), err=True)
+        raise typer.Exit(1)
+    folder = Path(out) if out is not None else Path(f"convergence-{sc.name}")
+    folder.mkdir(parents=True, exist_ok=True)
+    study.plot(folder / "convergence")
+    table_path = folder / "convergence.csv"
+    _write_atomic(table_path, study.table.to_csv(index=False))
+    summary = study.to_dict()
+    summary["table"] = str(table_path)
+    summary["out"] = str(folder)
+    diverged = [r for r in summary["runs"] if r["status"] != "complete"]
+    summary["status"] = "complete" if not diverged else "diverged"
+    _write_atomic(folder / "convergence.json", json.dumps(summary, default=str, indent=1))
+    if as_json:
+        _print_json(summary)
+    else:
+        cols = ["integrator", "solver", "step_s", "status", "max_dev", "rms_dev", "wall_per_sim"]
+        typer.echo(study.table[cols].to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+        typer.echo(f"wrote {table_path}, " + ", ".join(study.figures))
+    raise typer.Exit(1 if diverged else 0)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``study`` command group to the main ``trackdyn`` app."""
+    app.add_typer(study_app, name="study")
