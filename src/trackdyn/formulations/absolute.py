@@ -18,6 +18,7 @@ warning naming the joints (as Adams does).
 
 from __future__ import annotations
 
+import time
 import warnings
 from dataclasses import dataclass
 from typing import Iterable, Protocol
@@ -227,6 +228,7 @@ class AbsoluteSystem:
         # buffers
         self.f = np.zeros((nb_, 6))
         self.Dv = np.zeros((nb_, 6))
+        self.provider_time = 0.0  # wall time in force providers (contact...), s
         self.data = np.zeros(self.pattern.nnz)
 
     def _slots(self, bodies, full: bool):
@@ -344,9 +346,11 @@ class AbsoluteSystem:
             blk.evaluate(t, self.kin, v)
             FK.scatter_elements(blk.body, blk.Q, blk.Kx, blk.Kv, blk.slot, cK, cD, v, self.f, data, self.Dv)
         if self.providers:
+            t0 = time.perf_counter()
             ctx = ForceContext(t, h, state, self.kin, self.f, self.Dv, data, cK, cD)
             for prov in self.providers:
                 prov.accumulate(ctx)
+            self.provider_time += time.perf_counter() - t0
         return self.f
 
     def commit(self, state: State) -> None:

@@ -8,7 +8,8 @@ the bookkeeping (counters, wall-time split, divergence check); subclasses fill
 
 - ``counters``: ``steps``, ``residual_evals``, ``jacobian_evals``,
   ``factorizations``, ``solves``, ``iterations``;
-- ``timing``: wall seconds spent per stage (``forces``, ``constraints``,
+- ``timing``: wall seconds spent per stage (``forces``, ``contact`` (force
+  providers), ``constraints``,
   ``assembly``, ``factorization``, ``solve``, ``update``);
 - ``last``: position and velocity constraint violation of the last step
   (``pos_violation``, ``vel_violation``), ``iterations``, ``residual``.
@@ -25,7 +26,7 @@ from ..mbs.model import State
 
 __all__ = ["Integrator", "StepFailed"]
 
-STAGES = ("forces", "constraints", "assembly", "factorization", "solve", "update")
+STAGES = ("forces", "contact", "constraints", "assembly", "factorization", "solve", "update")
 
 
 class Integrator:

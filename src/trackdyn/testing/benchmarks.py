@@ -93,3 +93,4 @@ def run_benchmark(name: str, **kwargs) -> dict:
 
 
 from . import benchmarks_integrators  # noqa: E402,F401  (registers chain64-integrators)
+from . import benchmarks_contact  # noqa: E402,F401  (registers contact-loop)

@@ -206,3 +206,4 @@ def run_all() -> list[dict]:
 
 
 from . import validation_integrators  # noqa: E402,F401  (registers the integrator cases)
+from . import validation_contact  # noqa: E402,F401  (registers the contact cases)

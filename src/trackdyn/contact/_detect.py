@@ -1,0 +1,1348 @@
+"""Numba kernels of collision detection: shape poses, broad phase, narrow phase.
+
+The narrow phase writes contact records (:mod:`trackdyn.contact._buffers`)
+whose geometry is given in body frames (ground: world), so that the force
+stage (:mod:`trackdyn.contact._kernels`) evaluates the force and its exact
+Jacobian from the state. Features are chosen by Voronoi regions (a sphere
+near a box edge touches the edge, not the faces), so neighbouring features
+hand a contact over continuously.
+
+Broad phase: body pairs by sweep and prune of the shapes' axis-aligned boxes
+along x; shapes against terrain by the path interval of profiles and the
+bounding-volume tree of meshes; planes are tested directly.
+
+Keys (persistent contact identities for the tangential history):
+``key[0] = probe_shape << 16 | probe_feature`` and
+``key[1] = target_id << 32 | target_feature`` with ``target_id`` a shape index
+or ``n_shapes + terrain part``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba as nb
+import numpy as np
+
+from ._vec import mat_tvec, mat_vec, vadd, vcross, vdot, vnorm, vscale, vsub
+from ._kernels import K_DN, K_PL, K_PN, K_PP, L_WINKLER, PM_FIXED, PM_LINE, W_DISC, W_POINT, W_SPHERE
+
+# No kernel below allocates, so they run without reference counting (``_nrt=False``): each call
+# would otherwise count references of every array of the record buffers (~0.5 µs per call).
+jit = nb.njit(cache=True, _nrt=False, error_model="numpy")
+jit_inline = jit
+jit_alloc = nb.njit(cache=True, error_model="numpy")
+
+# integer constants as np.int64 so that Numba does not specialise callees on literal values
+S_SPHERE = np.int64(0)
+S_BOX = np.int64(1)
+S_CYLINDER = np.int64(2)
+S_CAPSULE = np.int64(3)
+S_SEGMENT = np.int64(4)
+S_SPROCKET = np.int64(5)
+GROUND = np.int64(-1)
+CONVEX = np.int64(1)
+CONCAVE = np.int64(-1)
+NO = np.bool_(False)
+YES = np.bool_(True)
+
+INV_SQRT3 = 1.0 / math.sqrt(3.0)
+SQRT06 = math.sqrt(0.6)
+PRIM_SEG = np.int64(0)
+PRIM_ARC = np.int64(1)
+PRIM_VERTEX = np.int64(2)
+
+
+# --------------------------------------------------------------------------- small helpers
+@jit_inline
+def _r3(a, i):
+    return (a[i, 0], a[i, 1], a[i, 2])
+
+
+@jit_inline
+def _m3(M, s, x):
+    """M[s] @ x for a stack of 3x3."""
+    return (M[s, 0, 0] * x[0] + M[s, 0, 1] * x[1] + M[s, 0, 2] * x[2],
+            M[s, 1, 0] * x[0] + M[s, 1, 1] * x[1] + M[s, 1, 2] * x[2],
+            M[s, 2, 0] * x[0] + M[s, 2, 1] * x[1] + M[s, 2, 2] * x[2])
+
+
+@jit_inline
+def _m3t(M, s, x):
+    return (M[s, 0, 0] * x[0] + M[s, 1, 0] * x[1] + M[s, 2, 0] * x[2],
+            M[s, 0, 1] * x[0] + M[s, 1, 1] * x[1] + M[s, 2, 1] * x[2],
+            M[s, 0, 2] * x[0] + M[s, 1, 2] * x[1] + M[s, 2, 2] * x[2])
+
+
+@jit_inline
+def _col3(M, s, j):
+    return (M[s, 0, j], M[s, 1, j], M[s, 2, j])
+
+
+@jit_inline
+def _e(m):
+    return (1.0 if m == 0 else 0.0, 1.0 if m == 1 else 0.0, 1.0 if m == 2 else 0.0)
+
+
+@jit_inline
+def _cross2(a0, a1, b0, b1):
+    return a0 * b1 - a1 * b0
+
+
+@jit
+def _clamp(x, h):
+    """x clamped to [-h, h] and 1 if it was outside."""
+    if x > h:
+        return h, 1
+    if x < -h:
+        return -h, 1
+    return x, 0
+
+
+@jit
+def _set2(i1, v1, i2, v2):
+    """The 3-vector with v1 at index i1, v2 at i2 and 0 elsewhere."""
+    a = v1 if i1 == 0 else (v2 if i2 == 0 else 0.0)
+    b = v1 if i1 == 1 else (v2 if i2 == 1 else 0.0)
+    c = v1 if i1 == 2 else (v2 if i2 == 2 else 0.0)
+    return (a, b, c)
+
+
+@jit_inline
+def _reff(r1, r2, default):
+    """Effective radius from two radii of curvature (<= 0 or inf: flat or sharp, no curvature)."""
+    c = 0.0
+    if r1 > 0.0 and r1 < 1e30:
+        c += 1.0 / r1
+    if r2 > 0.0 and r2 < 1e30:
+        c += 1.0 / r2
+    return 1.0 / c if c > 0.0 else default
+
+
+# --------------------------------------------------------------------------- record writer
+@jit
+def _emit(rec, n, kind, pmode, bA, bB, pa, da, sp, sn, tb, te, ra, rb, conc, pair, reff, w, area, wtype, k0, k1,
+          pidx):
+    """Write one record (line cuts: the line is on side A) if there is room; returns n + 1."""
+    if n < rec.kind.shape[0]:
+        rec.kind[n] = kind
+        rec.pmode[n] = pmode
+        rec.body[n, 0] = bA
+        rec.body[n, 1] = bB
+        rec.lside[n] = 0
+        for k in range(3):
+            rec.pa[n, k] = pa[k]
+            rec.da[n, k] = da[k]
+            rec.sp[n, k] = sp[k]
+            rec.sn[n, k] = sn[k]
+            rec.tb[n, k] = tb[k]
+            rec.te[n, k] = te[k]
+        rec.ra[n] = ra
+        rec.rb[n] = rb
+        rec.conc[n] = conc
+        rec.pair[n] = pair
+        rec.reff[n] = reff
+        rec.weight[n] = w
+        rec.area[n] = area
+        rec.wtype[n] = wtype
+        rec.key[n, 0] = k0
+        rec.key[n, 1] = k1
+        if bA >= 0 and bB >= 0:
+            rec.pslot[n] = pidx[bA, bB]
+            rec.ptrans[n] = 1 if bA > bB else 0
+        else:
+            rec.pslot[n] = -1
+            rec.ptrans[n] = 0
+    return n + 1
+
+
+Z3 = (0.0, 0.0, 0.0)
+
+
+@jit_inline
+def _key0(s, sub):
+    return (np.int64(s) << 16) | np.int64(sub)
+
+
+@jit_inline
+def _key1(tid, feat):
+    return (np.int64(tid) << 32) | np.int64(feat)
+
+
+# --------------------------------------------------------------------------- shape poses and boxes
+@jit
+def shape_poses(s_type, s_body, s_pos, s_rot, s_par, pos, R, margin, sw_c, sw_R, bb_min, bb_max):
+    """World centre and rotation of every shape and its axis-aligned bounding box (+ margin)."""
+    for s in range(s_body.shape[0]):
+        b = s_body[s]
+        c = vadd(_r3(pos, b), mat_vec(R, b, _r3(s_pos, s)))
+        for i in range(3):
+            sw_c[s, i] = c[i]
+            for j in range(3):
+                acc = 0.0
+                for k in range(3):
+                    acc += R[b, i, k] * s_rot[s, k, j]
+                sw_R[s, i, j] = acc
+        t = s_type[s]
+        for i in range(3):
+            if t == S_SPHERE:
+                hh = s_par[s, 0]
+            elif t == S_BOX:
+                hh = (abs(sw_R[s, i, 0]) * s_par[s, 0] + abs(sw_R[s, i, 1]) * s_par[s, 1]
+                      + abs(sw_R[s, i, 2]) * s_par[s, 2])
+            elif t == S_CYLINDER or t == S_SPROCKET:
+                r = s_par[s, 0] if t == S_CYLINDER else s_par[s, 1]
+                hw = s_par[s, 1] if t == S_CYLINDER else s_par[s, 4]
+                a = sw_R[s, i, 1]
+                hh = r * math.sqrt(max(0.0, 1.0 - a * a)) + hw * abs(a)
+            elif t == S_CAPSULE:
+                hh = s_par[s, 0] + s_par[s, 1] * abs(sw_R[s, i, 1])
+            else:
+                hh = s_par[s, 0] * abs(sw_R[s, i, 0]) + s_par[s, 1] * abs(sw_R[s, i, 1])
+            bb_min[s, i] = c[i] - hh - margin
+            bb_max[s, i] = c[i] + hh + margin
+
+
+@jit_inline
+def _to_body(s_pos, s_rot, s, x):
+    """Shape-frame point -> body frame."""
+    return vadd(_r3(s_pos, s), _m3(s_rot, s, x))
+
+
+@jit_inline
+def _dir_body(s_rot, s, x):
+    return _m3(s_rot, s, x)
+
+
+@jit_inline
+def _world_to_body(pos, R, b, x):
+    return mat_tvec(R, b, vsub(x, _r3(pos, b)))
+
+
+# --------------------------------------------------------------------------- closest points
+@jit
+def closest_on_triangle(p, a, b, c):
+    """Closest point of triangle abc to p and its region: 0 face, 1/2/3 edges ab/bc/ca, 4/5/6 vertices a/b/c."""
+    ab = vsub(b, a)
+    ac = vsub(c, a)
+    ap = vsub(p, a)
+    d1 = vdot(ab, ap)
+    d2 = vdot(ac, ap)
+    if d1 <= 0.0 and d2 <= 0.0:
+        return a, 4
+    bp = vsub(p, b)
+    d3 = vdot(ab, bp)
+    d4 = vdot(ac, bp)
+    if d3 >= 0.0 and d4 <= d3:
+        return b, 5
+    vc = d1 * d4 - d3 * d2
+    if vc <= 0.0 and d1 >= 0.0 and d3 <= 0.0:
+        v = d1 / (d1 - d3)
+        return vadd(a, vscale(v, ab)), 1
+    cp = vsub(p, c)
+    d5 = vdot(ab, cp)
+    d6 = vdot(ac, cp)
+    if d6 >= 0.0 and d5 <= d6:
+        return c, 6
+    vb = d5 * d2 - d1 * d6
+    if vb <= 0.0 and d2 >= 0.0 and d6 <= 0.0:
+        w = d2 / (d2 - d6)
+        return vadd(a, vscale(w, ac)), 3
+    va = d3 * d6 - d5 * d4
+    if va <= 0.0 and (d4 - d3) >= 0.0 and (d5 - d6) >= 0.0:
+        w = (d4 - d3) / ((d4 - d3) + (d5 - d6))
+        return vadd(b, vscale(w, vsub(c, b))), 2
+    denom = 1.0 / (va + vb + vc)
+    v = vb * denom
+    w = vc * denom
+    return vadd(a, vadd(vscale(v, ab), vscale(w, ac))), 0
+
+
+# =========================================================================== shape vs shape
+@jit
+def _sphere_feature_box(rec, n, cA_w, rho, bA, pA, sB, bB, s_pos, s_rot, sw_c, sw_R, half, pair, dflt, k0, k1,
+                        pidx, faces_only):
+    """A sphere (centre cA_w world, radius rho; point pA in body A frame) against box shape sB."""
+    l = _m3t(sw_R, sB, vsub(cA_w, _r3(sw_c, sB)))
+    q0, o0 = _clamp(l[0], half[0])
+    q1, o1 = _clamp(l[1], half[1])
+    q2, o2 = _clamp(l[2], half[2])
+    q = (q0, q1, q2)
+    out = o0 + o1 + o2
+    free_axis = 2 if o2 == 0 else (1 if o1 == 0 else 0)
+    if out == 0:
+        # centre inside: the face of least depth
+        best = 1e300
+        bi = 0
+        for i in range(3):
+            d = half[i] - abs(l[i])
+            if d < best:
+                best = d
+                bi = i
+        sg = 1.0 if l[bi] >= 0.0 else -1.0
+        nf = vscale(sg, _e(bi))
+        fp = vscale(sg * half[bi], _e(bi))
+        return _emit(rec, n, K_PN, PM_FIXED, bA, bB, pA, Z3, Z3, Z3, _to_body(s_pos, s_rot, sB, fp),
+                     _dir_body(s_rot, sB, nf), rho, 0.0, CONVEX, pair, _reff(rho, 0.0, dflt), 1.0, 0.0, W_POINT,
+                     k0, k1 | (bi * 2 + (1 if sg > 0 else 0)), pidx)
+    d = vsub(l, q)
+    dist = vnorm(d)
+    if dist >= rho:
+        return n
+    if out == 1:
+        for i in range(3):
+            if abs(l[i]) > half[i]:
+                sg = 1.0 if l[i] > 0.0 else -1.0
+                nf = vscale(sg, _e(i))
+                fp = vscale(sg * half[i], _e(i))
+                return _emit(rec, n, K_PN, PM_FIXED, bA, bB, pA, Z3, Z3, Z3, _to_body(s_pos, s_rot, sB, fp),
+                             _dir_body(s_rot, sB, nf), rho, 0.0, CONVEX, pair, _reff(rho, 0.0, dflt), 1.0, 0.0,
+                             W_POINT, k0, k1 | (i * 2 + (1 if sg > 0 else 0)), pidx)
+    if faces_only:
+        return n
+    if out == 2:
+        ep = q
+        return _emit(rec, n, K_PL, PM_FIXED, bA, bB, pA, Z3, Z3, Z3, _to_body(s_pos, s_rot, sB, ep),
+                     _dir_body(s_rot, sB, _e(free_axis)), rho, 0.0, CONVEX, pair, _reff(rho, 0.0, dflt), 1.0, 0.0,
+                     W_POINT, k0, k1 | (16 + int((q[0] > 0) * 1 + (q[1] > 0) * 2 + (q[2] > 0) * 4) * 4 + free_axis),
+                     pidx)
+    vp = q
+    return _emit(rec, n, K_PP, PM_FIXED, bA, bB, pA, Z3, Z3, Z3, _to_body(s_pos, s_rot, sB, vp), Z3, rho, 0.0, CONVEX,
+                 pair, _reff(rho, 0.0, dflt), 1.0, 0.0, W_POINT, k0,
+                 k1 | (64 + int((q[0] > 0) * 1 + (q[1] > 0) * 2 + (q[2] > 0) * 4)), pidx)
+
+
+@jit
+def _sphere_feature_capsule(rec, n, cA_w, rho, bA, pA, sB, bB, s_pos, s_rot, sw_c, sw_R, rB, hl, pair, dflt,
+                            k0, k1, pidx, interior_only):
+    l = _m3t(sw_R, sB, vsub(cA_w, _r3(sw_c, sB)))
+    t = l[1]
+    if abs(t) <= hl:
+        dist = math.hypot(l[0], l[2])
+        if dist >= rho + rB:
+            return n
+        return _emit(rec, n, K_PL, PM_FIXED, bA, bB, pA, Z3, Z3, Z3, _to_body(s_pos, s_rot, sB, Z3),
+                     _dir_body(s_rot, sB, (0.0, 1.0, 0.0)), rho, rB, CONVEX, pair, _reff(rho, rB, dflt), 1.0, 0.0,
+                     W_POINT, k0, k1, pidx)
+    if interior_only:
+        return n
+    e = (0.0, hl if t > 0 else -hl, 0.0)
+    if vnorm(vsub(l, e)) >= rho + rB:
+        return n
+    return _emit(rec, n, K_PP, PM_FIXED, bA, bB, pA, Z3, Z3, Z3, _to_body(s_pos, s_rot, sB, e), Z3, rho, rB, CONVEX,
+                 pair, _reff(rho, rB, dflt), 1.0, 0.0, W_POINT, k0, k1 | (1 if t > 0 else 2), pidx)
+
+
+@jit
+def _sphere_feature_cylinder(rec, n, cA_w, rho, bA, pA, sB, bB, s_pos, s_rot, sw_c, sw_R, rC, hw, pair, dflt,
+                             k0, k1, pidx):
+    """Sphere against a cylinder: curved surface or flat side, whichever penetrates less near the rim."""
+    l = _m3t(sw_R, sB, vsub(cA_w, _r3(sw_c, sB)))
+    rad = math.hypot(l[0], l[2])
+    t = l[1]
+    d_side = rad - rC - rho  # separation from the curved surface
+    d_face = abs(t) - hw - rho  # from the flat side
+    use_face = False
+    if abs(t) <= hw and rad >= rC:
+        use_face = False
+    elif rad <= rC and abs(t) > hw:
+        use_face = True
+    else:
+        use_face = d_face > d_side
+    if use_face:
+        if d_face >= 0.0:
+            return n
+        sg = 1.0 if t > 0 else -1.0
+        return _emit(rec, n, K_PN, PM_FIXED, bA, bB, pA, Z3, Z3, Z3, _to_body(s_pos, s_rot, sB, (0.0, sg * hw, 0.0)),
+                     _dir_body(s_rot, sB, (0.0, sg, 0.0)), rho, 0.0, CONVEX, pair, _reff(rho, 0.0, dflt), 1.0, 0.0,
+                     W_POINT, k0, k1 | (1 if t > 0 else 2), pidx)
+    if d_side >= 0.0:
+        return n
+    return _emit(rec, n, K_PL, PM_FIXED, bA, bB, pA, Z3, Z3, Z3, _to_body(s_pos, s_rot, sB, Z3),
+                 _dir_body(s_rot, sB, (0.0, 1.0, 0.0)), rho, rC, CONVEX, pair, _reff(rho, rC, dflt), 1.0, 0.0, W_POINT,
+                 k0, k1, pidx)
+
+
+@jit
+def _circle_feature_segment(rec, n, c_w, rho, bA, pA, disc, axA, sB, bB, s_pos, s_rot, sw_c, sw_R, par, pair, dflt,
+                            k0, k1, pidx, w, max_pen):
+    """A sphere or a disc (axis axA in A's frame) against a one-sided segment shape sB."""
+    hl = par[0]
+    hw = par[1]
+    ends = par[2] > 0.5
+    l = _m3t(sw_R, sB, vsub(c_w, _r3(sw_c, sB)))
+    if abs(l[1]) > hw:
+        return n
+    if l[2] <= -max_pen:
+        return n
+    if abs(l[0]) <= hl:
+        if disc:
+            return _emit(rec, n, K_DN, PM_FIXED, bA, bB, pA, axA, Z3, Z3, _to_body(s_pos, s_rot, sB, Z3),
+                         _dir_body(s_rot, sB, (0.0, 0.0, 1.0)), rho, 0.0, CONVEX, pair, _reff(rho, 0.0, dflt), w, 0.0,
+                         W_POINT, k0, k1, pidx) if l[2] - rho < 0.0 else n
+        if l[2] - rho >= 0.0:
+            return n
+        return _emit(rec, n, K_PN, PM_FIXED, bA, bB, pA, Z3, Z3, Z3, _to_body(s_pos, s_rot, sB, Z3),
+                     _dir_body(s_rot, sB, (0.0, 0.0, 1.0)), rho, 0.0, CONVEX, pair, _reff(rho, 0.0, dflt), w, 0.0,
+                     W_POINT, k0, k1, pidx)
+    if not ends:
+        return n
+    ex = hl if l[0] > 0 else -hl
+    if math.hypot(l[0] - ex, l[2]) >= rho:
+        return n
+    return _emit(rec, n, K_PL, PM_FIXED, bA, bB, pA, Z3, Z3, Z3, _to_body(s_pos, s_rot, sB, (ex, 0.0, 0.0)),
+                 _dir_body(s_rot, sB, (0.0, 1.0, 0.0)), rho, 0.0, CONVEX, pair, _reff(rho, 0.0, dflt), w, 0.0, W_POINT,
+                 k0, k1 | (1 if l[0] > 0 else 2), pidx)
+
+
+@jit_inline
+def _slice(k, ns, hw):
+    """Station (shape-frame y) and weight of slice k of ns Gauss-Legendre slices over [-hw, hw]."""
+    if ns == 1:
+        return 0.0, 1.0
+    if ns == 2:
+        return (-1.0 if k == 0 else 1.0) * hw * INV_SQRT3, 0.5
+    if k == 1:
+        return 0.0, 8.0 / 18.0
+    return (-1.0 if k == 0 else 1.0) * hw * SQRT06, 5.0 / 18.0
+
+
+@jit
+def _cylinder_box(rec, n, sA, bA, sB, bB, s_pos, s_rot, s_par, sw_c, sw_R, pair, dflt, k1, pidx, max_pen):
+    """Wheel (cylinder sA) on a box sB: rims on faces and along edges; box corners on the flat sides."""
+    rC = s_par[sA, 0]
+    hw = s_par[sA, 1]
+    nsl = int(s_par[sA, 2])
+    hb = (s_par[sB, 0], s_par[sB, 1], s_par[sB, 2])
+    axw = _col3(sw_R, sA, 1)
+    axb = _m3t(sw_R, sB, axw)  # cylinder axis in box frame
+    j = 0
+    best = -1.0
+    for i in range(3):
+        if abs(axb[i]) > best:
+            best = abs(axb[i])
+            j = i
+    i1 = (j + 1) % 3
+    i2 = (j + 2) % 3
+    axA = _dir_body(s_rot, sA, (0.0, 1.0, 0.0))
+    for k in range(nsl):
+        st, w = _slice(k, nsl, hw)
+        cw = vadd(_r3(sw_c, sA), vscale(st, axw))
+        l = _m3t(sw_R, sB, vsub(cw, _r3(sw_c, sB)))
+        if abs(l[j]) > hb[j]:
+            continue
+        pA = _to_body(s_pos, s_rot, sA, (0.0, st, 0.0))
+        o1 = abs(l[i1]) > hb[i1]
+        o2 = abs(l[i2]) > hb[i2]
+        k0 = (np.int64(sA) << 16) | np.int64(k)
+        if o1 and o2:
+            ep = _set2(i1, hb[i1] if l[i1] > 0 else -hb[i1], i2, hb[i2] if l[i2] > 0 else -hb[i2])
+            dd = math.hypot(l[i1] - ep[i1], l[i2] - ep[i2])
+            if dd >= rC:
+                continue
+            code = 8 + (1 if l[i1] > 0 else 0) + (2 if l[i2] > 0 else 0)
+            n = _emit(rec, n, K_PL, PM_FIXED, bA, bB, pA, Z3, Z3, Z3,
+                      _to_body(s_pos, s_rot, sB, ep), _dir_body(s_rot, sB, _e(j)), rC, 0.0, CONVEX,
+                      pair, _reff(rC, 0.0, dflt), w, 0.0, W_POINT, k0, k1 | code, pidx)
+            continue
+        if o1 or o2:
+            fi = i1 if o1 else i2
+        else:
+            fi = i1 if hb[i1] - abs(l[i1]) < hb[i2] - abs(l[i2]) else i2
+        sg = 1.0 if l[fi] > 0 else -1.0
+        nf = vscale(sg, _e(fi))
+        nfw = _m3(sw_R, sB, nf)
+        kk = vdot(nfw, axw)
+        W = math.sqrt(max(1.0 - kk * kk, 0.0))
+        dist = sg * l[fi] - hb[fi] - rC * W
+        if dist >= 0.0 or dist <= -max_pen - rC or W < 1e-6:
+            continue
+        n = _emit(rec, n, K_DN, PM_FIXED, bA, bB, pA, axA, Z3, Z3, _to_body(s_pos, s_rot, sB, vscale(hb[fi], nf)),
+                  _dir_body(s_rot, sB, nf), rC, 0.0, CONVEX, pair, _reff(rC, 0.0, dflt), w, 0.0, W_POINT, k0,
+                  k1 | (fi * 2 + (1 if sg > 0 else 0)), pidx)
+    # box corners against the flat sides of the wheel (lateral guidance)
+    for c in range(8):
+        cl = ((hb[0] if c & 1 else -hb[0]), (hb[1] if c & 2 else -hb[1]), (hb[2] if c & 4 else -hb[2]))
+        cw = vadd(_r3(sw_c, sB), _m3(sw_R, sB, cl))
+        lc = _m3t(sw_R, sA, vsub(cw, _r3(sw_c, sA)))
+        rad = math.hypot(lc[0], lc[2])
+        t = lc[1]
+        if rad >= rC or abs(t) >= hw:
+            continue
+        d_face = hw - abs(t)
+        if d_face >= rC - rad or d_face >= max_pen:
+            continue
+        sg = 1.0 if t > 0 else -1.0
+        n = _emit(rec, n, K_PN, PM_FIXED, bB, bA, _to_body(s_pos, s_rot, sB, cl), Z3, Z3, Z3,
+                  _to_body(s_pos, s_rot, sA, (0.0, sg * hw, 0.0)), _dir_body(s_rot, sA, (0.0, sg, 0.0)), 0.0, 0.0,
+                  CONVEX,
+                  pair, dflt, 1.0, 0.0, W_POINT, (np.int64(sB) << 16) | np.int64(32 + c),
+                  (np.int64(sA) << 32) | np.int64(1 if sg > 0 else 2), pidx)
+    return n
+
+
+@jit
+def _corners_in_box(rec, n, sA, bA, sB, bB, s_pos, s_rot, s_par, sw_c, sw_R, pair, dflt, pidx, max_pen):
+    """Corners of box sA inside box sB: pushed out through the face of least depth."""
+    hA = (s_par[sA, 0], s_par[sA, 1], s_par[sA, 2])
+    hB = (s_par[sB, 0], s_par[sB, 1], s_par[sB, 2])
+    for c in range(8):
+        cl = ((hA[0] if c & 1 else -hA[0]), (hA[1] if c & 2 else -hA[1]), (hA[2] if c & 4 else -hA[2]))
+        cw = vadd(_r3(sw_c, sA), _m3(sw_R, sA, cl))
+        l = _m3t(sw_R, sB, vsub(cw, _r3(sw_c, sB)))
+        best = 1e300
+        bi = -1
+        for i in range(3):
+            d = hB[i] - abs(l[i])
+            if d <= 0.0:
+                bi = -2
+                break
+            if d < best:
+                best = d
+                bi = i
+        if bi < 0 or best >= max_pen:
+            continue
+        sg = 1.0 if l[bi] > 0 else -1.0
+        nf = vscale(sg, _e(bi))
+        n = _emit(rec, n, K_PN, PM_FIXED, bA, bB, _to_body(s_pos, s_rot, sA, cl), Z3, Z3, Z3,
+                  _to_body(s_pos, s_rot, sB, vscale(hB[bi], nf)), _dir_body(s_rot, sB, nf), 0.0, 0.0, CONVEX, pair,
+                  dflt,
+                  1.0, 0.0, W_POINT, (np.int64(sA) << 16) | np.int64(c),
+                  (np.int64(sB) << 32) | np.int64(bi * 2 + (1 if sg > 0 else 0)), pidx)
+    return n
+
+
+@jit
+def _pin_sprocket(rec, n, sA, bA, sB, bB, s_pos, s_rot, s_par, sw_c, sw_R, pair, dflt, pidx):
+    """Pin (cylinder or capsule sA, axis = its local y) against the gear pair of sprocket sB."""
+    rp = s_par[sA, 0]
+    hl = s_par[sA, 1]
+    nt = int(s_par[sB, 0])
+    RO = s_par[sB, 1]
+    RC = s_par[sB, 2]
+    Rg = s_par[sB, 3]
+    hs = s_par[sB, 4]
+    phase = s_par[sB, 5]
+    alpha = s_par[sB, 7]
+    pitch = 2.0 * math.pi / nt
+    cA = _r3(sw_c, sA)
+    eA = _col3(sw_R, sA, 1)
+    cl = _m3t(sw_R, sB, vsub(cA, _r3(sw_c, sB)))
+    el = _m3t(sw_R, sB, eA)
+    if abs(el[1]) < 0.3:
+        return n
+    if math.hypot(cl[0], cl[2]) > RC + Rg + rp + 2.0 * hl * math.sqrt(max(1.0 - el[1] * el[1], 0.0)):
+        return n
+    pa = _to_body(s_pos, s_rot, sA, Z3)
+    da = _dir_body(s_rot, sA, (0.0, 1.0, 0.0))
+    sn = _dir_body(s_rot, sB, (0.0, 1.0, 0.0))
+    for g in range(2):
+        yg = -hs if g == 0 else hs
+        t = (yg - cl[1]) / el[1]
+        if abs(t) > hl:
+            continue
+        qx = cl[0] + t * el[0]
+        qz = cl[2] + t * el[2]
+        rq = math.hypot(qx, qz)
+        if rq > RO + rp:
+            continue
+        sp = _to_body(s_pos, s_rot, sB, (0.0, yg, 0.0))
+        k0 = (np.int64(sA) << 16) | np.int64(g)
+        th = math.atan2(qx, -qz)
+        kc = int(math.floor((th - phase) / pitch + 0.5))
+        for jj in range(kc - 1, kc + 2):
+            j = jj % nt
+            phi = phase + pitch * j
+            Ax = RC * math.sin(phi)
+            Az = -RC * math.cos(phi)
+            dx_ = qx - Ax
+            dz_ = qz - Az
+            L = math.hypot(dx_, dz_)
+            base = (np.int64(sB) << 32) | np.int64(4 * j)
+            # concave gap arc
+            if L > 1e-12:
+                px_ = Ax + Rg * dx_ / L
+                pz_ = Az + Rg * dz_ / L
+                if L < Rg and px_ * px_ + pz_ * pz_ <= RO * RO and L + rp - Rg > 0.0:
+                    n = _emit(rec, n, K_PL, PM_LINE, bA, bB, pa, da, sp, sn,
+                              _to_body(s_pos, s_rot, sB, (Ax, 0.0, Az)), sn, rp, Rg, CONCAVE, pair,
+                              rp * Rg / (Rg - rp) if Rg > rp else dflt, 1.0, 0.0, W_POINT, k0, base, pidx)
+            # corners of this gap
+            for side in range(2):
+                ang = phi - alpha if side == 0 else phi + alpha
+                Cx = RO * math.sin(ang)
+                Cz = -RO * math.cos(ang)
+                ntx, ntz = Cx / RO, Cz / RO
+                ngx, ngz = (Ax - Cx) / Rg, (Az - Cz) / Rg
+                ddx = qx - Cx
+                ddz = qz - Cz
+                sgn = 1.0 if _cross2(ntx, ntz, ngx, ngz) > 0 else -1.0
+                if sgn * _cross2(ntx, ntz, ddx, ddz) >= 0.0 and sgn * _cross2(ddx, ddz, ngx, ngz) >= 0.0:
+                    if math.hypot(ddx, ddz) < rp:
+                        n = _emit(rec, n, K_PL, PM_LINE, bA, bB, pa, da, sp, sn,
+                                  _to_body(s_pos, s_rot, sB, (Cx, 0.0, Cz)), sn, rp, 0.0, CONVEX, pair, rp, 1.0, 0.0,
+                                  W_POINT, k0, base | (1 + side), pidx)
+            # tip after this gap
+            a0 = phi + alpha
+            a1 = phi + pitch - alpha
+            rel = (th - a0) % (2.0 * math.pi)
+            if rel <= a1 - a0 and rq > 1e-12 and RO + rp - rq > 0.0:
+                n = _emit(rec, n, K_PL, PM_LINE, bA, bB, pa, da, sp, sn, _to_body(s_pos, s_rot, sB, Z3), sn, rp,
+                          RO, CONVEX, pair, rp * RO / (rp + RO), 1.0, 0.0, W_POINT, k0, base | 3, pidx)
+    return n
+
+
+@jit
+def _guide_sprocket(rec, n, sA, bA, sB, bB, s_pos, s_rot, s_par, sw_c, sw_R, pair, dflt, pidx):
+    """Guide sphere sA between the gears of sprocket sB: lateral contact beyond the clearance."""
+    clr = s_par[sB, 6]
+    if clr < 0.0:
+        return n
+    rho = s_par[sA, 0]
+    l = _m3t(sw_R, sB, vsub(_r3(sw_c, sA), _r3(sw_c, sB)))
+    if math.hypot(l[0], l[2]) > s_par[sB, 1]:
+        return n
+    y = l[1]
+    if abs(y) + rho - clr <= 0.0:
+        return n
+    sg = 1.0 if y > 0 else -1.0
+    return _emit(rec, n, K_PN, PM_FIXED, bA, bB, _to_body(s_pos, s_rot, sA, Z3), Z3, Z3, Z3,
+                 _to_body(s_pos, s_rot, sB, (0.0, sg * clr, 0.0)), _dir_body(s_rot, sB, (0.0, -sg, 0.0)), rho, 0.0,
+                 CONVEX,
+                 pair, _reff(rho, 0.0, dflt), 1.0, 0.0, W_POINT, (np.int64(sA) << 16),
+                 (np.int64(sB) << 32) | np.int64(1000 + (1 if sg > 0 else 0)), pidx)
+
+
+@jit
+def shape_pair(rec, n, sA, sB, s_type, s_body, s_pos, s_rot, s_par, sw_c, sw_R, pair, dflt, pidx, max_pen):
+    """Narrow phase of one candidate shape pair (any order); returns the new record count."""
+    ta = s_type[sA]
+    tb = s_type[sB]
+    if ta > tb:
+        sA, sB = sB, sA
+        ta, tb = tb, ta
+    bA = s_body[sA]
+    bB = s_body[sB]
+    k1B = np.int64(sB) << 32
+    if ta == S_SPHERE:
+        cA = _r3(sw_c, sA)
+        rho = s_par[sA, 0]
+        pA = _to_body(s_pos, s_rot, sA, Z3)
+        k0 = np.int64(sA) << 16
+        if tb == S_SPHERE:
+            rB = s_par[sB, 0]
+            if vnorm(vsub(_r3(sw_c, sB), cA)) >= rho + rB:
+                return n
+            return _emit(rec, n, K_PP, PM_FIXED, bA, bB, pA, Z3, Z3, Z3, _to_body(s_pos, s_rot, sB, Z3), Z3,
+                         rho, rB, CONVEX, pair, _reff(rho, rB, dflt), 1.0, 0.0, W_POINT, k0, k1B, pidx)
+        if tb == S_BOX:
+            return _sphere_feature_box(rec, n, cA, rho, bA, pA, sB, bB, s_pos, s_rot, sw_c, sw_R,
+                                       (s_par[sB, 0], s_par[sB, 1], s_par[sB, 2]), pair, dflt, k0, k1B, pidx, NO)
+        if tb == S_CYLINDER:
+            return _sphere_feature_cylinder(rec, n, cA, rho, bA, pA, sB, bB, s_pos, s_rot, sw_c, sw_R, s_par[sB, 0],
+                                            s_par[sB, 1], pair, dflt, k0, k1B, pidx)
+        if tb == S_CAPSULE:
+            return _sphere_feature_capsule(rec, n, cA, rho, bA, pA, sB, bB, s_pos, s_rot, sw_c, sw_R, s_par[sB, 0],
+                                           s_par[sB, 1], pair, dflt, k0, k1B, pidx, NO)
+        if tb == S_SEGMENT:
+            return _circle_feature_segment(rec, n, cA, rho, bA, pA, NO, Z3, sB, bB, s_pos, s_rot, sw_c, sw_R,
+                                           s_par[sB], pair, dflt, k0, k1B, pidx, 1.0, max_pen)
+        if tb == S_SPROCKET:
+            return _guide_sprocket(rec, n, sA, bA, sB, bB, s_pos, s_rot, s_par, sw_c, sw_R, pair, dflt, pidx)
+        return n
+    if ta == S_BOX:
+        if tb == S_BOX:
+            n = _corners_in_box(rec, n, sA, bA, sB, bB, s_pos, s_rot, s_par, sw_c, sw_R, pair, dflt, pidx, max_pen)
+            return _corners_in_box(rec, n, sB, bB, sA, bA, s_pos, s_rot, s_par, sw_c, sw_R, pair, dflt, pidx,
+                                   max_pen)
+        if tb == S_CYLINDER:
+            return _cylinder_box(rec, n, sB, bB, sA, bA, s_pos, s_rot, s_par, sw_c, sw_R, pair, dflt,
+                                 np.int64(sA) << 32, pidx, max_pen)
+        if tb == S_CAPSULE:
+            hl = s_par[sB, 1]
+            rho = s_par[sB, 0]
+            for e in range(2):
+                y = hl if e == 0 else -hl
+                cw = vadd(_r3(sw_c, sB), vscale(y, _col3(sw_R, sB, 1)))
+                n = _sphere_feature_box(rec, n, cw, rho, bB, _to_body(s_pos, s_rot, sB, (0.0, y, 0.0)), sA, bA,
+                                        s_pos, s_rot, sw_c, sw_R, (s_par[sA, 0], s_par[sA, 1], s_par[sA, 2]), pair,
+                                        dflt, (np.int64(sB) << 16) | np.int64(e), np.int64(sA) << 32, pidx, NO)
+            return n
+        if tb == S_SEGMENT:
+            hA = (s_par[sA, 0], s_par[sA, 1], s_par[sA, 2])
+            for c in range(8):
+                cl = ((hA[0] if c & 1 else -hA[0]), (hA[1] if c & 2 else -hA[1]), (hA[2] if c & 4 else -hA[2]))
+                cw = vadd(_r3(sw_c, sA), _m3(sw_R, sA, cl))
+                n = _circle_feature_segment(rec, n, cw, 0.0, bA, _to_body(s_pos, s_rot, sA, cl), NO, Z3, sB, bB,
+                                            s_pos, s_rot, sw_c, sw_R, s_par[sB], pair, dflt,
+                                            (np.int64(sA) << 16) | np.int64(c), k1B, pidx, 1.0, max_pen)
+            return n
+        return n
+    if ta == S_CYLINDER:
+        if tb == S_SEGMENT:
+            nsl = int(s_par[sA, 2])
+            axw = _col3(sw_R, sA, 1)
+            axA = _dir_body(s_rot, sA, (0.0, 1.0, 0.0))
+            for k in range(nsl):
+                st, w = _slice(k, nsl, s_par[sA, 1])
+                cw = vadd(_r3(sw_c, sA), vscale(st, axw))
+                n = _circle_feature_segment(rec, n, cw, s_par[sA, 0], bA, _to_body(s_pos, s_rot, sA, (0.0, st, 0.0)),
+                                            YES, axA, sB, bB, s_pos, s_rot, sw_c, sw_R, s_par[sB], pair, dflt,
+                                            (np.int64(sA) << 16) | np.int64(k), k1B, pidx, w, max_pen)
+            return n
+        if tb == S_SPROCKET:
+            return _pin_sprocket(rec, n, sA, bA, sB, bB, s_pos, s_rot, s_par, sw_c, sw_R, pair, dflt, pidx)
+        if tb == S_CAPSULE:
+            hl = s_par[sB, 1]
+            rho = s_par[sB, 0]
+            for e in range(2):
+                y = hl if e == 0 else -hl
+                cw = vadd(_r3(sw_c, sB), vscale(y, _col3(sw_R, sB, 1)))
+                n = _sphere_feature_cylinder(rec, n, cw, rho, bB, _to_body(s_pos, s_rot, sB, (0.0, y, 0.0)), sA, bA,
+                                             s_pos, s_rot, sw_c, sw_R, s_par[sA, 0], s_par[sA, 1], pair, dflt,
+                                             (np.int64(sB) << 16) | np.int64(e), np.int64(sA) << 32, pidx)
+            return n
+        return n
+    if ta == S_CAPSULE:
+        if tb == S_CAPSULE or tb == S_SEGMENT:
+            for side in range(2):
+                sP = sA if side == 0 else sB
+                sT = sB if side == 0 else sA
+                if tb == S_SEGMENT and side == 1:
+                    break
+                hl = s_par[sP, 1]
+                rho = s_par[sP, 0]
+                for e in range(2):
+                    y = hl if e == 0 else -hl
+                    cw = vadd(_r3(sw_c, sP), vscale(y, _col3(sw_R, sP, 1)))
+                    pP = _to_body(s_pos, s_rot, sP, (0.0, y, 0.0))
+                    k0 = (np.int64(sP) << 16) | np.int64(e)
+                    if tb == S_SEGMENT:
+                        n = _circle_feature_segment(rec, n, cw, rho, s_body[sP], pP, NO, Z3, sT, s_body[sT], s_pos,
+                                                    s_rot, sw_c, sw_R, s_par[sT], pair, dflt, k0,
+                                                    np.int64(sT) << 32, pidx, 1.0, max_pen)
+                    else:
+                        n = _sphere_feature_capsule(rec, n, cw, rho, s_body[sP], pP, sT, s_body[sT], s_pos, s_rot,
+                                                    sw_c, sw_R, s_par[sT, 0], s_par[sT, 1], pair, dflt, k0,
+                                                    np.int64(sT) << 32, pidx, side == 1)
+            return n
+        if tb == S_SPROCKET:
+            return _pin_sprocket(rec, n, sA, bA, sB, bB, s_pos, s_rot, s_par, sw_c, sw_R, pair, dflt, pidx)
+    return n
+
+
+# =========================================================================== shapes vs terrain
+@jit
+def _point_plane(rec, n, c_w, rho, b, pb, nrm, P, pair, reff, w, area, wtype, k0, k1, pidx, max_pen):
+    dist = vdot(nrm, vsub(c_w, P)) - rho
+    if dist >= 0.0 or dist <= -max_pen - rho:
+        return n
+    return _emit(rec, n, K_PN, PM_FIXED, b, GROUND, pb, Z3, Z3, Z3, P, nrm, rho, 0.0, CONVEX, pair, reff, w, area,
+    wtype,
+                 k0, k1, pidx)
+
+
+@jit
+def _disc_plane(rec, n, c_w, ax_w, rho, b, pb, axb, nrm, P, pair, reff, w, area, wtype, k0, k1, pidx, max_pen):
+    kk = vdot(nrm, ax_w)
+    W = math.sqrt(max(1.0 - kk * kk, 0.0))
+    dist = vdot(nrm, vsub(c_w, P)) - rho * W
+    if dist >= 0.0 or dist <= -max_pen - rho:
+        return n
+    if W < 1e-6:
+        return _emit(rec, n, K_PN, PM_FIXED, b, GROUND, pb, Z3, Z3, Z3, P, nrm, 0.0, 0.0, CONVEX, pair, reff, w, area,
+                     wtype, k0, k1, pidx)
+    return _emit(rec, n, K_DN, PM_FIXED, b, GROUND, pb, axb, Z3, Z3, P, nrm, rho, 0.0, CONVEX, pair, reff, w, area,
+    wtype,
+                 k0, k1, pidx)
+
+
+@jit_inline
+def _prof_point(O, u, s, z):
+    return (O[0] + s * u[0], O[1] + s * u[1], z + O[2])
+
+
+@jit_inline
+def _prof_dir(u, ns, nz):
+    return (ns * u[0], ns * u[1], nz)
+
+
+@jit
+def _profile_range(smax_cum, start, count, s_lo):
+    """First primitive (index) of a profile whose cumulative extent reaches s_lo."""
+    lo = start
+    hi = start + count
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if smax_cum[mid] < s_lo:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@jit
+def _circle_profile(rec, n, c_w, rho, disc, ax_w, b, pb, axb, O, u, w3, p0, pcount, ptype, pa, pn, psmin, psmax_cum,
+                    pmat, mat_pair_row, tid, k0, w, area, wtype, dflt, pidx):
+    """A sphere or disc (centre c_w, radius rho) against a profile: segments, convex vertices, arcs."""
+    s_c = (c_w[0] - O[0]) * u[0] + (c_w[1] - O[1]) * u[1]
+    z_c = c_w[2] - O[2]
+    i = _profile_range(psmax_cum, p0, pcount, s_c - rho)
+    while i < p0 + pcount and psmin[i] <= s_c + rho:
+        t = ptype[i]
+        pair = mat_pair_row[pmat[i]]
+        if t == PRIM_SEG:
+            ds = pa[i, 2] - pa[i, 0]
+            dz = pa[i, 3] - pa[i, 1]
+            L2 = ds * ds + dz * dz
+            tt = ((s_c - pa[i, 0]) * ds + (z_c - pa[i, 1]) * dz) / L2
+            h = pn[i, 0] * (s_c - pa[i, 0]) + pn[i, 1] * (z_c - pa[i, 1])
+            if tt >= 0.0 and tt <= 1.0 and h > 0.0 and h < rho:
+                P = _prof_point(O, u, pa[i, 0], pa[i, 1])
+                nrm = _prof_dir(u, pn[i, 0], pn[i, 1])
+                if disc:
+                    n = _disc_plane(rec, n, c_w, ax_w, rho, b, pb, axb, nrm, P, pair, _reff(rho, 0.0, dflt), w, area,
+                                    wtype, k0, _key1(tid, i), pidx, 1e300)
+                else:
+                    n = _point_plane(rec, n, c_w, rho, b, pb, nrm, P, pair, _reff(rho, 0.0, dflt), w, area, wtype,
+                                     k0, _key1(tid, i), pidx, 1e300)
+        elif t == PRIM_VERTEX:
+            ds = s_c - pa[i, 0]
+            dz = z_c - pa[i, 1]
+            if (_cross2(pn[i, 2], pn[i, 3], ds, dz) >= 0.0 and _cross2(ds, dz, pn[i, 0], pn[i, 1]) >= 0.0
+                    and ds * ds + dz * dz < rho * rho):
+                n = _emit(rec, n, K_PL, PM_FIXED, b, GROUND, pb, Z3, Z3, Z3, _prof_point(O, u, pa[i, 0], pa[i, 1]), w3,
+                          rho, 0.0, CONVEX, pair, _reff(rho, 0.0, dflt), w, area, wtype, k0, _key1(tid, i), pidx)
+        else:
+            ds = s_c - pa[i, 0]
+            dz = z_c - pa[i, 1]
+            r = pa[i, 2]
+            if (_cross2(pn[i, 2], pn[i, 3], ds, dz) >= 0.0 and _cross2(ds, dz, pn[i, 0], pn[i, 1]) >= 0.0
+                    and ds * ds + dz * dz < (rho + r) * (rho + r)):
+                n = _emit(rec, n, K_PL, PM_FIXED, b, GROUND, pb, Z3, Z3, Z3, _prof_point(O, u, pa[i, 0], pa[i, 1]), w3,
+                          rho, r, CONVEX, pair, _reff(rho, r, dflt), w, area, wtype, k0, _key1(tid, i), pidx)
+        i += 1
+    return n
+
+
+@jit
+def _point_profile(rec, n, c_w, b, pb, O, u, w3, p0, pcount, ptype, pa, pn, psmin, psmax_cum, pmat, mat_pair_row,
+                   tid, k0, w, area, wtype, dflt, pidx, max_pen):
+    """A point (box corner, Winkler probe) inside the profile's solid: out through the nearest surface."""
+    s_c = (c_w[0] - O[0]) * u[0] + (c_w[1] - O[1]) * u[1]
+    z_c = c_w[2] - O[2]
+    i = _profile_range(psmax_cum, p0, pcount, s_c - max_pen)
+    best = 1e300
+    bi = -1
+    while i < p0 + pcount and psmin[i] <= s_c + max_pen:
+        t = ptype[i]
+        if t == PRIM_SEG:
+            ds = pa[i, 2] - pa[i, 0]
+            dz = pa[i, 3] - pa[i, 1]
+            L2 = ds * ds + dz * dz
+            tt = ((s_c - pa[i, 0]) * ds + (z_c - pa[i, 1]) * dz) / L2
+            h = pn[i, 0] * (s_c - pa[i, 0]) + pn[i, 1] * (z_c - pa[i, 1])
+            if tt >= 0.0 and tt <= 1.0 and h < 0.0 and -h < max_pen and -h < best:
+                best = -h
+                bi = i
+        elif t == PRIM_ARC:
+            ds = s_c - pa[i, 0]
+            dz = z_c - pa[i, 1]
+            r = pa[i, 2]
+            L = math.sqrt(ds * ds + dz * dz)
+            if (L < r and r - L < max_pen and r - L < best and _cross2(pn[i, 2], pn[i, 3], ds, dz) >= 0.0
+                    and _cross2(ds, dz, pn[i, 0], pn[i, 1]) >= 0.0):
+                best = r - L
+                bi = i
+        i += 1
+    if bi < 0:
+        return n
+    pair = mat_pair_row[pmat[bi]]
+    if ptype[bi] == PRIM_SEG:
+        return _emit(rec, n, K_PN, PM_FIXED, b, GROUND, pb, Z3, Z3, Z3, _prof_point(O, u, pa[bi, 0], pa[bi, 1]),
+                     _prof_dir(u, pn[bi, 0], pn[bi, 1]), 0.0, 0.0, CONVEX, pair, dflt, w, area, wtype, k0,
+                     _key1(tid, bi), pidx)
+    return _emit(rec, n, K_PL, PM_FIXED, b, GROUND, pb, Z3, Z3, Z3, _prof_point(O, u, pa[bi, 0], pa[bi, 1]), w3, 0.0,
+                 pa[bi, 2], CONVEX, pair, _reff(0.0, pa[bi, 2], dflt), w, area, wtype, k0, _key1(tid, bi), pidx)
+
+
+@jit
+def _box_solid_profile(rec, n, s, b, s_pos, s_rot, s_par, sw_c, sw_R, O, u, w3, p0, pcount, ptype, pa, pn, psmin,
+                       psmax_cum, pmat, mat_pair_row, tid, dflt, pidx, s_lo, s_hi):
+    """Convex profile edges and half-round tops against the faces of box s (two stations across the box)."""
+    hb = (s_par[s, 0], s_par[s, 1], s_par[s, 2])
+    cb = _r3(sw_c, s)
+    # station axis: the box axis closest to the lateral direction
+    j = 0
+    best = -1.0
+    for i in range(3):
+        a = abs(vdot(_col3(sw_R, s, i), w3))
+        if a > best:
+            best = a
+            j = i
+    i1 = (j + 1) % 3
+    i2 = (j + 2) % 3
+    sn_b = _dir_body(s_rot, s, _e(j))
+    i = _profile_range(psmax_cum, p0, pcount, s_lo)
+    while i < p0 + pcount and psmin[i] <= s_hi:
+        t = ptype[i]
+        if t == PRIM_SEG:
+            i += 1
+            continue
+        r = pa[i, 2] if t == PRIM_ARC else 0.0
+        a_w = _prof_point(O, u, pa[i, 0], pa[i, 1])
+        # station points (box frame) where the line crosses the two station planes
+        el = _m3t(sw_R, s, w3)
+        al = _m3t(sw_R, s, vsub(a_w, cb))
+        st0 = -hb[j] * INV_SQRT3
+        t0_ = (st0 - al[j]) / el[j]
+        t1_ = (-st0 - al[j]) / el[j]
+        ls0 = (al[0] + t0_ * el[0], al[1] + t0_ * el[1], al[2] + t0_ * el[2])
+        ls1 = (al[0] + t1_ * el[0], al[1] + t1_ * el[1], al[2] + t1_ * el[2])
+        m = vscale(0.5, vadd(ls0, ls1))
+        o1 = abs(m[i1]) > hb[i1]
+        o2 = abs(m[i2]) > hb[i2]
+        fi = -1
+        if t == PRIM_VERTEX:
+            if not (o1 or o2):
+                fi = i1 if hb[i1] - abs(m[i1]) < hb[i2] - abs(m[i2]) else i2
+        else:
+            if o1 != o2:
+                fi = i1 if o1 else i2
+        if fi >= 0:
+            sg = 1.0 if m[fi] > 0 else -1.0
+            nf = vscale(sg, _e(fi))
+            push = vscale(-1.0, _m3(sw_R, s, nf))  # direction the box is pushed
+            ds = vdot(push, u)
+            dz = push[2]
+            ok = _cross2(pn[i, 2], pn[i, 3], ds, dz) >= -1e-12 and _cross2(ds, dz, pn[i, 0], pn[i, 1]) >= -1e-12
+            if ok:
+                fo = i2 if fi == i1 else i1
+                for k in range(2):
+                    lk = ls0 if k == 0 else ls1
+                    dist = sg * lk[fi] - hb[fi] - r
+                    if dist >= 0.0 or abs(lk[fo]) > hb[fo]:
+                        continue
+                    if t == PRIM_VERTEX and dist < -hb[fi]:
+                        continue
+                    st = (-1.0 if k == 0 else 1.0) * hb[j] * INV_SQRT3
+                    pair = mat_pair_row[pmat[i]]
+                    n = _emit(rec, n, K_PN, PM_LINE, GROUND, b, a_w, w3, _to_body(s_pos, s_rot, s, vscale(st, _e(j))),
+                              sn_b, _to_body(s_pos, s_rot, s, vscale(hb[fi], nf)), _dir_body(s_rot, s, nf), r, 0.0,
+                              CONVEX,
+                              pair, _reff(r, 0.0, dflt), 0.5, 0.0, W_POINT,
+                              (np.int64(s) << 16) | np.int64(40 + 8 * k + fi * 2 + (1 if sg > 0 else 0)),
+                              _key1(tid, i), pidx)
+        i += 1
+    return n
+
+
+@jit
+def _sphere_mesh(rec, n, c_w, rho, disc, ax_w, b, pb, axb, mV, mF, mFN, mFE, mEF, mEC, mVP, mVF, cand, nc, pair,
+                 tid, k0, w, area, wtype, dflt, pidx):
+    """A sphere or disc against mesh faces, convex edges and vertices, each feature by its owner only."""
+    for ci in range(nc):
+        f = cand[ci]
+        a = _r3(mV, mF[f, 0])
+        bb = _r3(mV, mF[f, 1])
+        cc = _r3(mV, mF[f, 2])
+        q, reg = closest_on_triangle(c_w, a, bb, cc)
+        d = vsub(c_w, q)
+        dist = vnorm(d)
+        if dist >= rho:
+            continue
+        nf = _r3(mFN, f)
+        if reg == 0:
+            h = vdot(nf, vsub(c_w, a))
+            if h <= 0.0:
+                continue
+            if disc:
+                n = _disc_plane(rec, n, c_w, ax_w, rho, b, pb, axb, nf, a, pair, _reff(rho, 0.0, dflt), w, area,
+                                wtype, k0, _key1(tid, f * 8), pidx, 1e300)
+            else:
+                n = _point_plane(rec, n, c_w, rho, b, pb, nf, a, pair, _reff(rho, 0.0, dflt), w, area, wtype, k0,
+                                 _key1(tid, f * 8), pidx, 1e300)
+        elif reg <= 3:
+            e = mFE[f, reg - 1]
+            if mEF[e, 0] != f or not mEC[e]:
+                continue
+            if vdot(d, nf) <= 0.0:
+                continue
+            f2 = mEF[e, 1]
+            if f2 >= 0:
+                a2 = _r3(mV, mF[f2, 0])
+                b2 = _r3(mV, mF[f2, 1])
+                c2 = _r3(mV, mF[f2, 2])
+                q2, reg2 = closest_on_triangle(c_w, a2, b2, c2)
+                if reg2 == 0 or vnorm(vsub(q2, q)) > 1e-12 * (1.0 + vnorm(q)):
+                    continue
+            # edge endpoints of this face's edge reg-1
+            v0 = mF[f, reg - 1]
+            v1 = mF[f, reg % 3]
+            pe = _r3(mV, v0)
+            de = vsub(_r3(mV, v1), pe)
+            de = vscale(1.0 / vnorm(de), de)
+            n = _emit(rec, n, K_PL, PM_FIXED, b, GROUND, pb, Z3, Z3, Z3, pe, de, rho, 0.0, CONVEX, pair,
+                      _reff(rho, 0.0, dflt), w, area, wtype, k0, _key1(tid, f * 8 + reg), pidx)
+        else:
+            v = mF[f, reg - 4]
+            if mVF[mVP[v]] != f:
+                continue
+            ok = True
+            for kk in range(mVP[v], mVP[v + 1]):
+                g = mVF[kk]
+                qg, rg = closest_on_triangle(c_w, _r3(mV, mF[g, 0]), _r3(mV, mF[g, 1]), _r3(mV, mF[g, 2]))
+                if rg < 4:
+                    ok = False
+                    break
+            if not ok or vdot(d, nf) <= 0.0:
+                continue
+            n = _emit(rec, n, K_PP, PM_FIXED, b, GROUND, pb, Z3, Z3, Z3, _r3(mV, v), Z3, rho, 0.0, CONVEX, pair,
+                      _reff(rho, 0.0, dflt), w, area, wtype, k0, _key1(tid, f * 8 + reg), pidx)
+    return n
+
+
+@jit
+def _point_mesh(rec, n, c_w, b, pb, mV, mF, mFN, cand, nc, pair, tid, k0, w, area, wtype, dflt, pidx, max_pen):
+    """A point below mesh faces: pushed out through the nearest face whose prism holds it."""
+    best = 1e300
+    bf = -1
+    for ci in range(nc):
+        f = cand[ci]
+        a = _r3(mV, mF[f, 0])
+        nf = _r3(mFN, f)
+        h = vdot(nf, vsub(c_w, a))
+        if h >= 0.0 or -h >= max_pen or -h >= best:
+            continue
+        q, reg = closest_on_triangle(vsub(c_w, vscale(h, nf)), a, _r3(mV, mF[f, 1]), _r3(mV, mF[f, 2]))
+        if reg != 0:
+            continue
+        best = -h
+        bf = f
+    if bf < 0:
+        return n
+    return _emit(rec, n, K_PN, PM_FIXED, b, GROUND, pb, Z3, Z3, Z3, _r3(mV, mF[bf, 0]), _r3(mFN, bf), 0.0, 0.0, CONVEX,
+                 pair, dflt, w, area, wtype, k0, _key1(tid, bf * 8), pidx)
+
+
+@jit
+def _box_solid_mesh(rec, n, s, b, s_pos, s_rot, s_par, sw_c, sw_R, mV, mF, mFN, mFE, mE, mEF, mEC, cand, nc, pair,
+                    tid, dflt, pidx):
+    """Convex mesh edges crossing box s: cut by the box's two station planes, against its faces."""
+    hb = (s_par[s, 0], s_par[s, 1], s_par[s, 2])
+    cb = _r3(sw_c, s)
+    for ci in range(nc):
+        f = cand[ci]
+        for k3 in range(3):
+            e = mFE[f, k3]
+            if mEF[e, 0] != f or not mEC[e] or mEF[e, 1] < 0:
+                continue
+            p0 = _r3(mV, mE[e, 0])
+            p1 = _r3(mV, mE[e, 1])
+            de = vsub(p1, p0)
+            Le = vnorm(de)
+            de = vscale(1.0 / Le, de)
+            j = 0
+            best = -1.0
+            for i in range(3):
+                aa = abs(vdot(_col3(sw_R, s, i), de))
+                if aa > best:
+                    best = aa
+                    j = i
+            i1 = (j + 1) % 3
+            i2 = (j + 2) % 3
+            el = _m3t(sw_R, s, de)
+            al = _m3t(sw_R, s, vsub(p0, cb))
+            st0 = -hb[j] * INV_SQRT3
+            t0_ = (st0 - al[j]) / el[j]
+            t1_ = (-st0 - al[j]) / el[j]
+            ls0 = (al[0] + t0_ * el[0], al[1] + t0_ * el[1], al[2] + t0_ * el[2])
+            ls1 = (al[0] + t1_ * el[0], al[1] + t1_ * el[1], al[2] + t1_ * el[2])
+            m = vscale(0.5, vadd(ls0, ls1))
+            if abs(m[i1]) > hb[i1] or abs(m[i2]) > hb[i2]:
+                continue
+            fi = i1 if hb[i1] - abs(m[i1]) < hb[i2] - abs(m[i2]) else i2
+            sg = 1.0 if m[fi] > 0 else -1.0
+            nf = vscale(sg, _e(fi))
+            push = vscale(-1.0, _m3(sw_R, s, nf))
+            n1 = _r3(mFN, mEF[e, 0])
+            n2 = _r3(mFN, mEF[e, 1])
+            sgn = 1.0 if vdot(vcross(n1, n2), de) > 0 else -1.0
+            if sgn * vdot(vcross(n1, push), de) < -1e-12 or sgn * vdot(vcross(push, n2), de) < -1e-12:
+                continue
+            fo = i2 if fi == i1 else i1
+            sn_b = _dir_body(s_rot, s, _e(j))
+            for k in range(2):
+                lk = ls0 if k == 0 else ls1
+                tk = t0_ if k == 0 else t1_
+                if tk < 0.0 or tk > Le:
+                    continue
+                dist = sg * lk[fi] - hb[fi]
+                if dist >= 0.0 or abs(lk[fo]) > hb[fo]:
+                    continue
+                st = (-1.0 if k == 0 else 1.0) * hb[j] * INV_SQRT3
+                n = _emit(rec, n, K_PN, PM_LINE, GROUND, b, p0, de, _to_body(s_pos, s_rot, s, vscale(st, _e(j))), sn_b,
+                          _to_body(s_pos, s_rot, s, vscale(hb[fi], nf)), _dir_body(s_rot, s, nf), 0.0, 0.0, CONVEX,
+                          pair,
+                          dflt, 0.5, 0.0, W_POINT,
+                          (np.int64(s) << 16) | np.int64(40 + 8 * k + fi * 2 + (1 if sg > 0 else 0)),
+                          _key1(tid, f * 8 + 1 + k3), pidx)
+    return n
+
+
+# =========================================================================== driver
+@jit
+def _bvh_root_query(bvh_min, bvh_max, bvh_left, bvh_right, bvh_start, bvh_count, bvh_faces, root, qmin, qmax, out,
+                    stack):
+    """Faces of the tree rooted at ``root`` whose leaf box overlaps [qmin, qmax] (count returned)."""
+    n = 0
+    stack[0] = root
+    top = 1
+    while top > 0:
+        top -= 1
+        k = stack[top]
+        if (bvh_min[k, 0] > qmax[0] or bvh_max[k, 0] < qmin[0] or bvh_min[k, 1] > qmax[1]
+                or bvh_max[k, 1] < qmin[1] or bvh_min[k, 2] > qmax[2] or bvh_max[k, 2] < qmin[2]):
+            continue
+        if bvh_left[k] < 0:
+            for i in range(bvh_start[k], bvh_start[k] + bvh_count[k]):
+                if n < out.shape[0]:
+                    out[n] = bvh_faces[i]
+                n += 1
+        else:
+            stack[top] = bvh_left[k]
+            stack[top + 1] = bvh_right[k]
+            top += 2
+    return n
+
+
+@jit
+def _winkler_face(sw_R, s, hb, nrm):
+    """Face of box s whose outward normal points most against ``nrm``: (axis, sign)."""
+    best = 2.0
+    bi = 2
+    bs = -1.0
+    for i in range(3):
+        d = vdot(_col3(sw_R, s, i), nrm)
+        if d < best:
+            best = d
+            bi = i
+            bs = 1.0
+        if -d < best:
+            best = -d
+            bi = i
+            bs = -1.0
+    return bi, bs
+
+
+@jit_alloc
+def detect(rec, shp, sc, flt, ter, pos, R, margin, dflt, max_pen, wgrid):
+    """All contact records of the current pose; returns how many were found (may exceed the capacity).
+
+    ``shp``: shape arrays, ``sc``: per-step scratch, ``flt``: filters and the
+    material pair table, ``ter``: terrain arrays (see ``ContactSystem``).
+    """
+    ns = shp.s_type.shape[0]
+    shape_poses(shp.s_type, shp.s_body, shp.s_pos, shp.s_rot, shp.s_par, pos, R, margin, sc.sw_c, sc.sw_R,
+                sc.bb_min, sc.bb_max)
+    sw_c = sc.sw_c
+    sw_R = sc.sw_R
+    s_pos = shp.s_pos
+    s_rot = shp.s_rot
+    s_par = shp.s_par
+    pidx = flt.pidx
+    n = np.int64(0)
+    cand = sc.cand
+    stack = sc.stack
+    qmin = np.empty(3)
+    qmax = np.empty(3)
+    up = (0.0, 0.0, 1.0)
+    # ------------------------------------------------------------- terrain
+    for s in range(ns):
+        if not shp.s_terrain[s]:
+            continue
+        t = shp.s_type[s]
+        b = shp.s_body[s]
+        row = flt.mat_pair[shp.s_mat[s]]
+        c_w = _r3(sw_c, s)
+        ax_w = _col3(sw_R, s, 1)
+        axb = _dir_body(s_rot, s, (0.0, 1.0, 0.0))
+        # probes of this shape: spheres (centre, radius, sub, weight), discs, corners
+        for part in range(ter.part_kind.shape[0]):
+            kind = ter.part_kind[part]
+            k = ter.part_index[part]
+            tid = ns + part
+            pmat_base = ter.part_mat[part]
+            pair0 = row[pmat_base]
+            wk = pair0 >= 0 and flt.pair_law[pair0] == L_WINKLER
+            nrm_t = up
+            if kind == 0:
+                nrm_t = _r3(ter.pl_n, k)
+            # ---- range and candidates
+            s_lo = 0.0
+            s_hi = 0.0
+            nc = 0
+            if kind == 1:
+                O = _r3(ter.pr_O, k)
+                u = _r3(ter.pr_u, k)
+                # the box's extent along the path direction (u is horizontal)
+                ex = 0.5 * (sc.bb_max[s, 0] - sc.bb_min[s, 0])
+                ey = 0.5 * (sc.bb_max[s, 1] - sc.bb_min[s, 1])
+                sc_ = (c_w[0] - O[0]) * u[0] + (c_w[1] - O[1]) * u[1]
+                rr = ex * abs(u[0]) + ey * abs(u[1])
+                s_lo = sc_ - rr
+                s_hi = sc_ + rr
+            elif kind == 2:
+                for i in range(3):
+                    qmin[i] = sc.bb_min[s, i]
+                    qmax[i] = sc.bb_max[s, i]
+                nc = _bvh_root_query(ter.bvh_min, ter.bvh_max, ter.bvh_left, ter.bvh_right, ter.bvh_start,
+                                     ter.bvh_count, ter.bvh_faces, ter.me_root[k], qmin, qmax, cand, stack)
+                nc = min(nc, cand.shape[0])
+                if nc == 0:
+                    continue
+            # ---- probes
+            if t == S_SPHERE or t == S_CAPSULE or t == S_CYLINDER:
+                rho = s_par[s, 0]
+                if t == S_SPHERE:
+                    npr = 1
+                elif t == S_CAPSULE:
+                    npr = 2
+                else:
+                    npr = int(s_par[s, 2])
+                for kp in range(npr):
+                    disc = t == S_CYLINDER
+                    w = 1.0
+                    st = 0.0
+                    if t == S_CAPSULE:
+                        st = s_par[s, 1] if kp == 0 else -s_par[s, 1]
+                    elif disc:
+                        st, w = _slice(kp, npr, s_par[s, 1])
+                    cp = vadd(c_w, vscale(st, ax_w))
+                    pb = _to_body(s_pos, s_rot, s, (0.0, st, 0.0))
+                    k0 = _key0(s, kp)
+                    area = 0.0
+                    wtype = W_POINT
+                    if wk:
+                        wtype = W_DISC if disc else W_SPHERE
+                        area = 2.0 * s_par[s, 1] * w if disc else 0.0
+                        w = 1.0
+                    if kind == 0:
+                        P = _r3(ter.pl_p, k)
+                        if disc:
+                            n = _disc_plane(rec, n, cp, ax_w, rho, b, pb, axb, nrm_t, P, pair0, _reff(rho, 0.0, dflt),
+                                            w, area, wtype, k0, _key1(tid, np.int64(0)), pidx, max_pen)
+                        else:
+                            n = _point_plane(rec, n, cp, rho, b, pb, nrm_t, P, pair0, _reff(rho, 0.0, dflt), w, area,
+                                             wtype, k0, _key1(tid, np.int64(0)), pidx, max_pen)
+                    elif kind == 1:
+                        n = _circle_profile(rec, n, cp, rho, disc, ax_w, b, pb, axb, _r3(ter.pr_O, k),
+                                            _r3(ter.pr_u, k), _r3(ter.pr_w, k), ter.pr_start[k], ter.pr_count[k],
+                                            ter.ptype, ter.pa, ter.pn, ter.psmin, ter.psmax_cum, ter.pmat, row, tid,
+                                            k0, w, area, wtype, dflt, pidx)
+                    else:
+                        n = _sphere_mesh(rec, n, cp, rho, disc, ax_w, b, pb, axb, ter.mV, ter.mF, ter.mFN, ter.mFE,
+                                         ter.mEF, ter.mEC, ter.mVP, ter.mVF, cand, nc, pair0, tid, k0, w, area, wtype,
+                                         dflt, pidx)
+            elif t == S_BOX:
+                hb = (s_par[s, 0], s_par[s, 1], s_par[s, 2])
+                if wk:
+                    fi, fs = _winkler_face(sw_R, s, hb, nrm_t)
+                    a1 = (fi + 1) % 3
+                    a2 = (fi + 2) % 3
+                    area = 4.0 * hb[a1] * hb[a2] / (wgrid * wgrid)
+                    npr = wgrid * wgrid
+                else:
+                    npr = 8
+                for kp in range(npr):
+                    if wk:
+                        g1 = kp // wgrid
+                        g2 = kp % wgrid
+                        cl = vadd(vscale(fs * hb[fi], _e(fi)),
+                                  _set2(a1, hb[a1] * (-1.0 + (2.0 * g1 + 1.0) / wgrid),
+                                        a2, hb[a2] * (-1.0 + (2.0 * g2 + 1.0) / wgrid)))
+                        wtype = W_POINT
+                        ar = area
+                        k0 = _key0(s, 100 + kp)
+                    else:
+                        cl = ((hb[0] if kp & 1 else -hb[0]), (hb[1] if kp & 2 else -hb[1]),
+                              (hb[2] if kp & 4 else -hb[2]))
+                        wtype = W_POINT
+                        ar = 0.0
+                        k0 = _key0(s, kp)
+                    cp = vadd(c_w, _m3(sw_R, s, cl))
+                    pb = _to_body(s_pos, s_rot, s, cl)
+                    if kind == 0:
+                        n = _point_plane(rec, n, cp, 0.0, b, pb, nrm_t, _r3(ter.pl_p, k), pair0, dflt, 1.0, ar, wtype,
+                                         k0, _key1(tid, np.int64(0)), pidx, max_pen)
+                    elif kind == 1:
+                        n = _point_profile(rec, n, cp, b, pb, _r3(ter.pr_O, k), _r3(ter.pr_u, k), _r3(ter.pr_w, k),
+                                           ter.pr_start[k], ter.pr_count[k], ter.ptype, ter.pa, ter.pn, ter.psmin,
+                                           ter.psmax_cum, ter.pmat, row, tid, k0, 1.0, ar, wtype, dflt, pidx, max_pen)
+                    else:
+                        n = _point_mesh(rec, n, cp, b, pb, ter.mV, ter.mF, ter.mFN, cand, nc, pair0, tid, k0, 1.0, ar,
+                                        wtype, dflt, pidx, max_pen)
+                if not wk:
+                    if kind == 1:
+                        n = _box_solid_profile(rec, n, s, b, s_pos, s_rot, s_par, sw_c, sw_R, _r3(ter.pr_O, k),
+                                               _r3(ter.pr_u, k), _r3(ter.pr_w, k), ter.pr_start[k], ter.pr_count[k],
+                                               ter.ptype, ter.pa, ter.pn, ter.psmin, ter.psmax_cum, ter.pmat, row,
+                                               tid, dflt, pidx, s_lo, s_hi)
+                    elif kind == 2:
+                        n = _box_solid_mesh(rec, n, s, b, s_pos, s_rot, s_par, sw_c, sw_R, ter.mV, ter.mF, ter.mFN,
+                                            ter.mFE, ter.mE, ter.mEF, ter.mEC, cand, nc, pair0, tid, dflt, pidx)
+    # ------------------------------------------------------------- shape pairs
+    # sweep and prune of the bodies' boxes along x (bodies that may touch at all), then their shapes
+    nbl = shp.b_list.shape[0]
+    bmin = sc.b_min
+    bmax = sc.b_max
+    for ib in range(nbl):
+        for i in range(3):
+            bmin[ib, i] = 1e300
+            bmax[ib, i] = -1e300
+        for k in range(shp.b_ptr[ib], shp.b_ptr[ib + 1]):
+            s = shp.b_shapes[k]
+            for i in range(3):
+                if sc.bb_min[s, i] < bmin[ib, i]:
+                    bmin[ib, i] = sc.bb_min[s, i]
+                if sc.bb_max[s, i] > bmax[ib, i]:
+                    bmax[ib, i] = sc.bb_max[s, i]
+    order = sc.order
+    for i in range(1, nbl):
+        x = order[i]
+        key = bmin[x, 0]
+        j = i - 1
+        while j >= 0 and bmin[order[j], 0] > key:
+            order[j + 1] = order[j]
+            j -= 1
+        order[j + 1] = x
+    for ii in range(nbl):
+        ia = order[ii]
+        for jj in range(ii + 1, nbl):
+            ib = order[jj]
+            if bmin[ib, 0] > bmax[ia, 0]:
+                break
+            if not flt.may[ia, ib]:
+                continue
+            if (bmin[ib, 1] > bmax[ia, 1] or bmax[ib, 1] < bmin[ia, 1] or bmin[ib, 2] > bmax[ia, 2]
+                    or bmax[ib, 2] < bmin[ia, 2]):
+                continue
+            for ka in range(shp.b_ptr[ia], shp.b_ptr[ia + 1]):
+                a = shp.b_shapes[ka]
+                fa = shp.s_fam[a]
+                for kb in range(shp.b_ptr[ib], shp.b_ptr[ib + 1]):
+                    bq = shp.b_shapes[kb]
+                    if (sc.bb_min[bq, 0] > sc.bb_max[a, 0] or sc.bb_max[bq, 0] < sc.bb_min[a, 0]
+                            or sc.bb_min[bq, 1] > sc.bb_max[a, 1] or sc.bb_max[bq, 1] < sc.bb_min[a, 1]
+                            or sc.bb_min[bq, 2] > sc.bb_max[a, 2] or sc.bb_max[bq, 2] < sc.bb_min[a, 2]):
+                        continue
+                    if not flt.fam_ok[fa, shp.s_fam[bq]]:
+                        continue
+                    if not flt.type_ok[shp.s_type[a], shp.s_type[bq]]:
+                        continue
+                    pair = flt.mat_pair[shp.s_mat[a], shp.s_mat[bq]]
+                    if pair < 0:
+                        continue
+                    n = shape_pair(rec, n, a, bq, shp.s_type, shp.s_body, s_pos, s_rot, s_par, sw_c, sw_R, pair,
+                                   dflt, pidx, max_pen)
+    return n

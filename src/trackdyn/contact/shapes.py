@@ -1,0 +1,322 @@
+"""Collision shapes attached to bodies.
+
+Every shape is placed in its body's frame (origin at the centre of mass,
+body axes) by ``pos`` (m) and an orientation: ``axis`` for shapes with an
+axis (cylinders, capsules, point-circles, sprockets: the shape's local y
+axis) or ``quat`` (scalar first) for boxes. What each shape does in contact:
+
+- :class:`Sphere`: exact against everything.
+- :class:`Box`: its 8 corners against faces and terrain; terrain edges and
+  half-round tops against its faces (shoe pads, hull).
+- :class:`Cylinder`: a wheel of ``width``, sampled by ``slices`` discs at
+  Gauss points across the width (each carries its share of the force); rims
+  against faces and terrain, its flat sides against box corners (guides).
+- :class:`Capsule`: a segment with a radius (pins); its two end spheres.
+- :class:`PointCircle` and :class:`Segment`: the planar primitives of
+  han-sander-mao §3.5 (a circle of a given width; a straight segment with one
+  free side, outward normal ``(end - start) × axis``).
+- :class:`Sprocket`: a parametric gear pair (han-sander-mao Fig. 7, Chrono's
+  single-pin sprocket: tooth count, addendum radius, arc-centre radius, arc
+  radius, gear separation) against the cylinders/capsules of shoe pins, with
+  a lateral guide against spheres (the shoes' guide pins).
+"""
+
+from __future__ import annotations
+
+import math
+import numpy as np
+
+from ..math.quaternion import quat_to_matrix
+
+__all__ = ["Shape", "Sphere", "Box", "Cylinder", "Capsule", "PointCircle", "Segment", "Sprocket",
+           "S_SPHERE", "S_BOX", "S_CYLINDER", "S_CAPSULE", "S_SEGMENT", "S_SPROCKET"]
+
+S_SPHERE = 0
+S_BOX = 1
+S_CYLINDER = 2
+S_CAPSULE = 3
+S_SEGMENT = 4
+S_SPROCKET = 5
+TYPE_NAMES = ("sphere", "box", "cylinder", "capsule", "segment", "sprocket")
+N_SHAPE_PAR = 8
+
+
+def _pos(x, what):
+    v = float(x)
+    if not math.isfinite(v) or v <= 0:
+        raise ValueError(f"{what}: must be positive and finite, got {x!r}")
+    return v
+
+
+def _vec(x, what):
+    a = np.asarray(x, float)
+    if a.shape != (3,) or not np.all(np.isfinite(a)):
+        raise ValueError(f"{what}: expected 3 finite numbers, got {x!r}")
+    return a
+
+
+def frame_from_axis(axis) -> np.ndarray:
+    """Rotation whose local y is ``axis`` (shape frame in the body frame)."""
+    y = np.asarray(axis, float)
+    y = y / np.linalg.norm(y)
+    t = np.array([1.0, 0.0, 0.0]) if abs(y[0]) < 0.9 else np.array([0.0, 0.0, 1.0])
+    z = np.cross(t, y)
+    z /= np.linalg.norm(z)
+    x = np.cross(y, z)
+    return np.column_stack([x, y, z])
+
+
+class Shape:
+    """Base of shapes: position ``pos`` in the body frame and rotation ``rot`` (3, 3) shape -> body.
+
+    Shapes are immutable after construction.
+    """
+
+    type_code = -1
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def __repr__(self):
+        keys = [k for k in self.__dict__ if k not in ("rot",)]
+        return f"{type(self).__name__}(" + ", ".join(f"{k}={self.__dict__[k]!r}" for k in keys) + ")"
+
+    def params(self) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def bounding_radius(self) -> float:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+def _axis_rot(axis, what):
+    a = _vec(axis, f"{what}: axis")
+    if np.linalg.norm(a) == 0:
+        raise ValueError(f"{what}: axis must be non-zero")
+    return frame_from_axis(a)
+
+
+class Sphere(Shape):
+    """Sphere of ``radius`` (m) centred at ``pos``."""
+
+    type_code = S_SPHERE
+
+    def __init__(self, radius: float, pos=(0.0, 0.0, 0.0)):
+        object.__setattr__(self, "radius", _pos(radius, "Sphere: radius"))
+        object.__setattr__(self, "pos", tuple(_vec(pos, "Sphere: pos")))
+        object.__setattr__(self, "rot", np.eye(3))
+
+    def params(self):
+        p = np.zeros(N_SHAPE_PAR)
+        p[0] = self.radius
+        return p
+
+    def bounding_radius(self):
+        return self.radius
+
+
+class Box(Shape):
+    """Box of edge lengths ``size`` (m, along its local x, y, z) centred at ``pos``, rotated by ``quat``."""
+
+    type_code = S_BOX
+
+    def __init__(self, size, pos=(0.0, 0.0, 0.0), quat=(1.0, 0.0, 0.0, 0.0)):
+        s = _vec(size, "Box: size")
+        if np.any(s <= 0):
+            raise ValueError(f"Box: size must be positive, got {list(size)}")
+        q = np.asarray(quat, float)
+        if q.shape != (4,) or abs(np.linalg.norm(q) - 1) > 1e-6:
+            raise ValueError(f"Box: quat must be a unit quaternion, got {quat!r}")
+        object.__setattr__(self, "half", 0.5 * s)
+        object.__setattr__(self, "pos", tuple(_vec(pos, "Box: pos")))
+        object.__setattr__(self, "rot", quat_to_matrix(q / np.linalg.norm(q)))
+
+    def params(self):
+        p = np.zeros(N_SHAPE_PAR)
+        p[:3] = self.half
+        return p
+
+    def bounding_radius(self):
+        return float(np.linalg.norm(self.half))
+
+
+class Cylinder(Shape):
+    """Cylinder (wheel) of ``radius`` and ``width`` (m) about ``axis`` (body frame), centred at ``pos``.
+
+    ``slices`` discs at Gauss-Legendre points across the width carry the
+    contact (1, 2 or 3).
+    """
+
+    type_code = S_CYLINDER
+
+    def __init__(self, radius: float, width: float, pos=(0.0, 0.0, 0.0), axis=(0.0, 1.0, 0.0), slices: int = 2):
+        object.__setattr__(self, "radius", _pos(radius, "Cylinder: radius"))
+        object.__setattr__(self, "width", _pos(width, "Cylinder: width"))
+        if slices not in (1, 2, 3):
+            raise ValueError(f"Cylinder: slices must be 1, 2 or 3, got {slices!r}")
+        object.__setattr__(self, "slices", int(slices))
+        object.__setattr__(self, "pos", tuple(_vec(pos, "Cylinder: pos")))
+        object.__setattr__(self, "rot", _axis_rot(axis, "Cylinder"))
+
+    def params(self):
+        p = np.zeros(N_SHAPE_PAR)
+        p[0] = self.radius
+        p[1] = 0.5 * self.width
+        p[2] = self.slices
+        return p
+
+    def bounding_radius(self):
+        return math.hypot(self.radius, 0.5 * self.width)
+
+
+class PointCircle(Cylinder):
+    """Circle of ``radius`` in the plane normal to ``axis``, ``width`` wide (han-sander-mao §3.5); one slice."""
+
+    def __init__(self, radius: float, width: float = 0.01, pos=(0.0, 0.0, 0.0), axis=(0.0, 1.0, 0.0)):
+        super().__init__(radius, width, pos, axis, slices=1)
+
+
+class Capsule(Shape):
+    """Capsule: segment of ``length`` (m) along ``axis`` centred at ``pos``, with ``radius`` (m)."""
+
+    type_code = S_CAPSULE
+
+    def __init__(self, radius: float, length: float, pos=(0.0, 0.0, 0.0), axis=(0.0, 1.0, 0.0)):
+        object.__setattr__(self, "radius", _pos(radius, "Capsule: radius"))
+        object.__setattr__(self, "length", _pos(length, "Capsule: length"))
+        object.__setattr__(self, "pos", tuple(_vec(pos, "Capsule: pos")))
+        object.__setattr__(self, "rot", _axis_rot(axis, "Capsule"))
+
+    def params(self):
+        p = np.zeros(N_SHAPE_PAR)
+        p[0] = self.radius
+        p[1] = 0.5 * self.length
+        return p
+
+    def bounding_radius(self):
+        return self.radius + 0.5 * self.length
+
+
+class Segment(Shape):
+    """Straight segment from ``start`` to ``end`` (body frame, m), ``width`` wide along ``axis``.
+
+    Only its outward side, normal ``(end - start) × axis``, is solid (the top
+    of a track link in han-sander-mao Fig. 8). ``ends``: the two end points
+    also touch (as sharp edges).
+    """
+
+    type_code = S_SEGMENT
+
+    def __init__(self, start, end, width: float = 0.2, axis=(0.0, 1.0, 0.0), ends: bool = True):
+        a = _vec(start, "Segment: start")
+        b = _vec(end, "Segment: end")
+        ax = _vec(axis, "Segment: axis")
+        d = b - a
+        L = np.linalg.norm(d)
+        if L == 0:
+            raise ValueError("Segment: start and end coincide")
+        ax = ax / np.linalg.norm(ax)
+        if abs(d @ ax) > 1e-9 * L:
+            raise ValueError("Segment: the segment must be perpendicular to its axis")
+        x = d / L
+        z = np.cross(x, ax)
+        object.__setattr__(self, "half_length", 0.5 * L)
+        object.__setattr__(self, "width", _pos(width, "Segment: width"))
+        object.__setattr__(self, "ends", bool(ends))
+        object.__setattr__(self, "pos", tuple(0.5 * (a + b)))
+        object.__setattr__(self, "rot", np.column_stack([x, ax, z]))
+
+    def params(self):
+        p = np.zeros(N_SHAPE_PAR)
+        p[0] = self.half_length
+        p[1] = 0.5 * self.width
+        p[2] = 1.0 if self.ends else 0.0
+        return p
+
+    def bounding_radius(self):
+        return math.hypot(self.half_length, 0.5 * self.width)
+
+
+class Sprocket(Shape):
+    """Pair of gear profiles (single-pin sprocket) on ``axis`` through ``pos``.
+
+    Each gear (in the planes ``±separation/2`` along the axis) is a disc of
+    ``addendum_radius`` minus ``teeth`` circular gaps of ``arc_radius``
+    centred on the circle of ``arc_centre_radius``; the first gap is centred
+    at angle ``phase`` (rad) measured in the gear plane from the shape's -z
+    towards +x (Chrono's convention). Pins (cylinders, capsules) of other bodies
+    touch the gaps, the tooth tips and the corners between them.
+    ``guide_clearance`` (m), if given, adds a lateral contact with spheres of
+    other bodies (shoe guide pins) that move further than this from the
+    mid-plane while within the addendum radius.
+    """
+
+    type_code = S_SPROCKET
+
+    def __init__(self, teeth: int, addendum_radius: float, arc_centre_radius: float, arc_radius: float,
+                 separation: float, pos=(0.0, 0.0, 0.0), axis=(0.0, 1.0, 0.0), phase: float = 0.0,
+                 guide_clearance: float | None = None):
+        if not isinstance(teeth, (int, np.integer)) or teeth < 3:
+            raise ValueError(f"Sprocket: teeth must be an integer >= 3, got {teeth!r}")
+        RO = _pos(addendum_radius, "Sprocket: addendum_radius")
+        RC = _pos(arc_centre_radius, "Sprocket: arc_centre_radius")
+        R = _pos(arc_radius, "Sprocket: arc_radius")
+        if not abs(RC - R) < RO < RC + R:
+            raise ValueError(f"Sprocket: the tooth arcs (centre radius {RC}, radius {R}) must cut the addendum "
+                             f"circle (radius {RO}): need |RC - R| < RO < RC + R")
+        cos_a = (RC * RC + RO * RO - R * R) / (2 * RC * RO)
+        alpha = math.acos(cos_a)
+        if alpha >= math.pi / teeth:
+            raise ValueError(f"Sprocket: neighbouring tooth gaps overlap (gap half-angle {math.degrees(alpha):.3g}° "
+                             f">= half pitch {180 / teeth:.3g}°): no tooth tip is left")
+        sep = float(separation)
+        if not math.isfinite(sep) or sep < 0:
+            raise ValueError(f"Sprocket: separation must be non-negative, got {separation!r}")
+        if guide_clearance is not None:
+            _pos(guide_clearance, "Sprocket: guide_clearance")
+        object.__setattr__(self, "teeth", int(teeth))
+        object.__setattr__(self, "addendum_radius", RO)
+        object.__setattr__(self, "arc_centre_radius", RC)
+        object.__setattr__(self, "arc_radius", R)
+        object.__setattr__(self, "separation", sep)
+        object.__setattr__(self, "phase", float(phase))
+        object.__setattr__(self, "guide_clearance", guide_clearance)
+        object.__setattr__(self, "gap_half_angle", alpha)
+        object.__setattr__(self, "pos", tuple(_vec(pos, "Sprocket: pos")))
+        object.__setattr__(self, "rot", _axis_rot(axis, "Sprocket"))
+
+    def params(self):
+        p = np.zeros(N_SHAPE_PAR)
+        p[0] = self.teeth
+        p[1] = self.addendum_radius
+        p[2] = self.arc_centre_radius
+        p[3] = self.arc_radius
+        p[4] = 0.5 * self.separation
+        p[5] = self.phase
+        p[6] = -1.0 if self.guide_clearance is None else self.guide_clearance
+        p[7] = self.gap_half_angle
+        return p
+
+    def bounding_radius(self):
+        return math.hypot(self.addendum_radius, 0.5 * self.separation)
+
+    def profile(self, n_per_arc: int = 16) -> np.ndarray:
+        """Closed gear outline (x, z) in the gear plane (shape frame), for drawing."""
+        pts = []
+        n = self.teeth
+        RO, RC, R, a = self.addendum_radius, self.arc_centre_radius, self.arc_radius, self.gap_half_angle
+        for k in range(n):
+            phi = self.phase + 2 * math.pi * k / n
+            A = RC * np.array([math.sin(phi), -math.cos(phi)])
+            c0 = RO * np.array([math.sin(phi - a), -math.cos(phi - a)])
+            c1 = RO * np.array([math.sin(phi + a), -math.cos(phi + a)])
+            t0 = math.atan2(c0[1] - A[1], c0[0] - A[0])
+            t1 = math.atan2(c1[1] - A[1], c1[0] - A[0])
+            # the gap arc bulges towards the gear centre: go the short way through the inner side
+            if t1 > t0:
+                t1 -= 2 * math.pi
+            for t in np.linspace(t0, t1, n_per_arc):
+                pts.append(A + R * np.array([math.cos(t), math.sin(t)]))
+            nxt = phi + 2 * math.pi / n
+            for t in np.linspace(phi + a, nxt - a, max(2, n_per_arc // 4)):
+                pts.append(RO * np.array([math.sin(t), -math.cos(t)]))
+        return np.array(pts)

@@ -1,0 +1,34 @@
+"""Terrains: flat and inclined ground, analytic obstacles, road profiles, height fields, meshes.
+
+Any terrain can be the ground of a run (``ContactSystem(model, terrain=...)``)
+and terrains compose with ``+``::
+
+    import numpy as np
+    from trackdyn import terrain as tt
+    ground = tt.Flat() + tt.Step(0.6, x=3.0, material=timber) + tt.HalfRound(0.2, x=8.0)
+    x, z = ground.profile(-1.0, 12.0)          # drawing polyline along x
+
+A Winkler (flexible) ground is a terrain whose material is
+``Material.winkler(...)`` (han-sander-mao §5).
+"""
+
+from .base import DEFAULT_MATERIAL, Composite, Flat, Plane, ProfileTerrain, Terrain, as_terrain
+from .mesh import HeightField, TriangleMesh
+from .profile import (
+    Bump,
+    Gap,
+    HalfRound,
+    Piece,
+    RandomRoad,
+    Sinusoid,
+    Step,
+    TrapezoidBarrier,
+    TrapezoidDitch,
+    Trough,
+)
+
+__all__ = [
+    "Terrain", "Flat", "Plane", "ProfileTerrain", "Composite", "as_terrain", "DEFAULT_MATERIAL",
+    "Piece", "HalfRound", "Step", "Gap", "TrapezoidBarrier", "TrapezoidDitch", "Bump", "Trough", "Sinusoid",
+    "RandomRoad", "HeightField", "TriangleMesh",
+]

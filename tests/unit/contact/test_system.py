@@ -1,0 +1,235 @@
+"""ContactSystem: materials and laws, families and exclusions, coupling, history in State.extra, outputs."""
+
+import math
+
+import numpy as np
+import pytest
+
+import trackdyn as td
+from trackdyn import terrain as tt
+from trackdyn.contact import ContactSystem, Material, effective_moduli, shapes
+from trackdyn.contact import _kernels as CK
+from trackdyn.contact._restitution import damping_for_restitution, impact_restitution
+from trackdyn.contact.materials import combine
+
+
+# --------------------------------------------------------------------------- materials
+def test_effective_moduli_eq_2_19():
+    a = Material("a", young=2e11, poisson=0.3)
+    b = Material("b", young=1e7, poisson=0.45)
+    E, G = effective_moduli(a, b)
+    assert E == pytest.approx(1 / ((1 - 0.09) / 2e11 + (1 - 0.45**2) / 1e7))
+    assert G == pytest.approx(1 / (2 * 2.3 * 0.7 / 2e11 + 2 * 2.45 * 0.55 / 1e7))
+
+
+def test_combination_rules():
+    a = Material("a", young=None, kn=1e5, kt=2e5, gn=10.0, gt=20.0, friction=0.3, restitution=0.5)
+    b = Material("b", young=None, kn=3e5, kt=4e5, gn=30.0, gt=40.0, friction=0.7, restitution=0.2)
+    law, par = combine(a, b, "hooke", True, "exact", 1.0)
+    assert law == CK.L_HOOKE_GIVEN
+    assert par[CK.P_MU] == 0.3
+    np.testing.assert_allclose(par[[CK.P_KN, CK.P_KT, CK.P_GN, CK.P_GT]], [2e5, 3e5, 20.0, 30.0])
+    law, par = combine(Material("c", young=1e7, restitution=0.5), Material("d", young=1e9, restitution=0.2),
+                       "hertz", True, "exact", 1.0)
+    assert law == CK.L_HERTZ
+    assert par[CK.P_CDAMP] == pytest.approx(damping_for_restitution(0.2, "hertz"))
+    kv = Material.kelvin_voigt("kv", 2e6, 5e3, 0.3)
+    assert combine(kv, kv, "hertz", True, "exact", 1.0)[0] == CK.L_KV
+    with pytest.raises(ValueError, match="Kelvin-Voigt material against a smooth-contact"):
+        combine(kv, a, "hertz", True, "exact", 1.0)
+    soil = Material.winkler("soil", 1e6)
+    assert combine(soil, a, "hertz", True, "exact", 1.0)[0] == CK.L_WINKLER
+
+
+@pytest.mark.parametrize("law", ["hertz", "hooke"])
+@pytest.mark.parametrize("e", [0.1, 0.45, 0.85])
+def test_restitution_table_inverts_the_impact(law, e):
+    c = damping_for_restitution(e, law)
+    assert impact_restitution(c, law) == pytest.approx(e, rel=2e-3)
+
+
+def test_material_bad_input():
+    with pytest.raises(ValueError, match="poisson"):
+        Material("x", poisson=0.6)
+    with pytest.raises(ValueError, match="restitution"):
+        Material("x", restitution=0.0)
+    with pytest.raises(ValueError, match="give young"):
+        Material("x", young=None)
+    with pytest.raises(ValueError, match="stiffness"):
+        Material.kelvin_voigt("x", -1.0, 1.0)
+
+
+# --------------------------------------------------------------------------- shapes
+def test_shape_bad_input():
+    with pytest.raises(ValueError, match="Sphere: radius"):
+        shapes.Sphere(0.0)
+    with pytest.raises(ValueError, match="Cylinder: slices"):
+        shapes.Cylinder(0.3, 0.1, slices=4)
+    with pytest.raises(ValueError, match="perpendicular"):
+        shapes.Segment([0, 0, 0], [1, 1, 0])
+    with pytest.raises(ValueError, match="must cut the addendum"):
+        shapes.Sprocket(10, 0.5, 0.3, 0.089, 0.2)
+    with pytest.raises(ValueError, match="gaps overlap"):
+        shapes.Sprocket(30, 0.2605, 0.3, 0.089, 0.2)
+    with pytest.raises(AttributeError):
+        shapes.Sphere(0.1).radius = 2.0
+
+
+def test_sprocket_outline_closed_gear():
+    sp = shapes.Sprocket(10, 0.2605, 0.3, 0.089, 0.225)
+    P = sp.profile(n_per_arc=401)
+    r = np.hypot(P[:, 0], P[:, 1])
+    assert r.max() == pytest.approx(0.2605, abs=1e-9)
+    assert r.min() == pytest.approx(0.3 - 0.089, abs=1e-4)
+
+
+# --------------------------------------------------------------------------- system
+def ball_on_ground(mass=2.0, **kw):
+    m = td.Model()
+    b = m.add_body("ball", mass=mass, inertia=[0.01] * 3, pos=[0, 0, 0.1])
+    cs = ContactSystem(m, terrain=tt.Flat(), **kw)
+    cs.add_shape(b, shapes.Sphere(0.1), material=Material("rubber", young=1e7, restitution=0.3))
+    return m, cs
+
+
+def test_series_and_resting_forces():
+    m, cs = ball_on_ground()
+    res = td.Simulation(m, step=1e-4, output_step=1e-2, providers=[cs]).run(0.5)
+    for name in ["contact.count", "contact.penetration", "ball.contact.force.z", "ball.contact.torque.x",
+                 "ball.contact.count", "ball.contact.penetration", "ground.contact.force.z"]:
+        assert name in res.frame().columns
+    assert res["ball.contact.force.z"][-1] == pytest.approx(2.0 * 9.81, rel=1e-6)
+    assert res["ground.contact.force.z"][-1] == pytest.approx(-2.0 * 9.81, rel=1e-6)
+    assert res["contact.count"][-1] == 1
+    c = cs.contacts()
+    assert c["point"].shape == (1, 3) and c["normal_force"][0] == pytest.approx(2 * 9.81, rel=1e-6)
+
+
+def test_bad_system_input():
+    m, cs = ball_on_ground()
+    with pytest.raises(ValueError, match="law"):
+        ContactSystem(m, law="coulomb")
+    with pytest.raises(ValueError, match="max_penetration"):
+        ContactSystem(m, max_penetration=-1.0)
+    with pytest.raises(ValueError, match="expected a shape"):
+        cs.add_shape(0, "sphere")
+    with pytest.raises(ValueError, match="coupling: mode"):
+        cs.coupling("a", "b", "half")
+    td.Simulation(m, step=1e-3, providers=[cs])
+    with pytest.raises(ValueError, match="after the simulation was built"):
+        cs.add_shape(0, shapes.Sphere(0.1))
+
+
+def two_spheres(**setup):
+    m = td.Model(gravity=(0, 0, 0))
+    a = m.add_body("a", mass=1.0, inertia=[0.01] * 3, pos=[0, 0, 0])
+    b = m.add_body("b", mass=1.0, inertia=[0.01] * 3, pos=[0.19, 0, 0])
+    cs = ContactSystem(m)
+    mat = Material("m", young=1e7)
+    cs.add_shape(a, shapes.Sphere(0.1), mat, family="fa")
+    cs.add_shape(b, shapes.Sphere(0.1), mat, family="fb")
+    return m, a, b, cs
+
+
+def push(m, cs):
+    sim = td.Simulation(m, step=1e-4, providers=[cs])
+    sim.step()
+    return sim.state.v[1, 0]
+
+
+def test_families_exclusions_and_joints():
+    m, a, b, cs = two_spheres()
+    assert push(m, cs) > 0  # overlapping spheres push apart
+    m, a, b, cs = two_spheres()
+    cs.collide("fa", "fb", False)
+    assert push(m, cs) == 0.0
+    m, a, b, cs = two_spheres()
+    cs.exclude(a, b)
+    assert push(m, cs) == 0.0
+    m, a, b, cs = two_spheres()
+    m.add_joint(td.Distance(a, b, [0, 0, 0], [0.19, 0, 0], name="rod"))
+    assert push(m, cs) == 0.0  # jointed bodies do not collide by default
+
+
+def test_coupling_pairs_full_and_diagonal():
+    m, a, b, cs = two_spheres()
+    assert cs.coupling_pairs() == [(0, 1)]
+    m, a, b, cs = two_spheres()
+    cs.coupling("fa", "fb", "diagonal")
+    assert cs.coupling_pairs() == []
+    assert push(m, cs) > 0  # still collide, with each body's own Jacobian block only
+
+
+def test_unsupported_pair_warns():
+    m = td.Model()
+    a = m.add_body("a", mass=1.0, inertia=[0.01] * 3)
+    b = m.add_body("b", mass=1.0, inertia=[0.01] * 3, pos=[1, 0, 0])
+    cs = ContactSystem(m)
+    cs.add_shape(a, shapes.Cylinder(0.2, 0.1))
+    cs.add_shape(b, shapes.Cylinder(0.2, 0.1))
+    with pytest.warns(UserWarning, match="cylinder"):
+        cs.coupling_pairs()
+
+
+def block_on_incline(angle=math.radians(15)):
+    from trackdyn.math.quaternion import quat_from_axis_angle
+
+    m = td.Model()
+    n = np.array([-math.sin(angle), 0, math.cos(angle)])
+    blk = m.add_body("block", mass=1.0, inertia=[0.01] * 3, pos=0.05 * n, quat=quat_from_axis_angle([0, 1, 0], -angle))
+    cs = ContactSystem(m, terrain=tt.Plane.incline(angle))
+    cs.add_shape(blk, shapes.Box([0.2, 0.2, 0.1]), Material("b", young=1e8, friction=0.6))
+    return m, cs
+
+
+def test_history_lives_in_state_and_checkpoints():
+    """The shear history is plain arrays in State.extra; a copied state replays the same trajectory."""
+    m, cs = block_on_incline()
+    sim = td.Simulation(m, step=1e-4, providers=[cs])
+    sim.run(0.2)
+    ex = sim.state.extra
+    assert ex["contact.key"].shape == (4, 2) and ex["contact.disp"].shape == (4, 3)
+    # the springs hold the block: displacement along the slope, on the order of m g sinθ / k_t
+    assert np.all(np.linalg.norm(ex["contact.disp"], axis=1) > 0)
+    saved = sim.state.copy()
+    a = sim.run(0.3)["block.pos.x"][-1]
+    sim.state = saved
+    b = sim.run(0.3)["block.pos.x"][-1]
+    assert a == b
+
+
+def test_kelvin_voigt_box_static_deflection():
+    """wallin-shabana Table 2 ground contact (k = 2e6 N/m, c = 5e3 N s/m): four corners, δ = m g / (4 k)."""
+    m = td.Model()
+    blk = m.add_body("block", mass=18.0, inertia=[0.1, 0.2, 0.25], pos=[0, 0, 0.05])
+    cs = ContactSystem(m, terrain=tt.Flat(material=Material.kelvin_voigt("ground", 2e6, 5e3, 0.3)))
+    cs.add_shape(blk, shapes.Box([0.3, 0.2, 0.1]), Material.kelvin_voigt("link", 2e6, 5e3, 0.3))
+    res = td.Simulation(m, step=1e-4, output_step=1e-2, providers=[cs]).run(0.5)
+    assert 0.05 - res["block.pos.z"][-1] == pytest.approx(18 * 9.81 / (4 * 2e6), rel=1e-6)
+
+
+def test_kelvin_voigt_friction_is_regularised():
+    """A block pushed sideways on Kelvin-Voigt ground: friction μ F_n tanh(v / v_s)."""
+    m = td.Model()
+    blk = m.add_body("block", mass=10.0, inertia=[0.1, 0.2, 0.25], pos=[0, 0, 0.05], vel=[0.2, 0, 0])
+    mat = Material.kelvin_voigt("g", 2e6, 5e3, friction=0.3, slip_speed=0.05)
+    cs = ContactSystem(m, terrain=tt.Flat(material=mat))
+    cs.add_shape(blk, shapes.Box([0.3, 0.2, 0.1]), mat)
+    sim = td.Simulation(m, step=1e-4, providers=[cs])
+    sim.run(0.02)
+    c = cs.contacts()
+    v = sim.state.v[0, 0]
+    ft = c["tangential_force"][:, 0].sum()  # on the ground
+    assert ft == pytest.approx(0.3 * c["normal_force"].sum() * math.tanh(v / 0.05), rel=2e-2)
+
+
+def test_damping_ramp_keeps_first_touch_smooth():
+    """A sphere arriving at 1 m/s exactly at the surface is not stopped by the linearised step."""
+    m = td.Model(gravity=(0, 0, 0))
+    ball = m.add_body("ball", mass=1.0, inertia=[4e-3] * 3, pos=[0, 0, 0.1 + 2e-5 * 100], vel=[0, 0, -1.0])
+    cs = ContactSystem(m, terrain=tt.Flat())
+    cs.add_shape(ball, shapes.Sphere(0.1), Material("b", young=1e7, restitution=0.5))
+    sim = td.Simulation(m, step=2e-5, providers=[cs])
+    for _ in range(101):
+        sim.step()
+    assert sim.state.v[0, 2] < -0.9
