@@ -119,9 +119,10 @@ def demo(
 
 
 def _register_commands():
-    from . import results, study, vehicles, viz
+    from . import results, run, study, vehicles, viz
 
     vehicles.register(app)
+    run.register(app)
     study.register(app)
     viz.register(app)
     results.register(app)

@@ -146,3 +146,94 @@ def _describe(obj):
         except Exception:  # a description is best effort; the object's repr always works
             pass
     return {"type": type(obj).__name__, "repr": repr(obj)}
+
+
+# ---------------------------------------------------------------- scenario files
+_DRIVERS = {"full-throttle": "FullThrottle", "pid": "PID", "brake": "Brake", "idle": "Idle",
+            "scripted": "Scripted", "sprocket-speed": "SprocketSpeed"}
+
+
+def _terrain_from(table, where="terrain"):
+    from .. import terrain as T
+
+    if not isinstance(table, dict) or "type" not in table:
+        raise ValueError(f"scenario.{where}: expected a table with a 'type' key")
+    params = {k: v for k, v in table.items() if k != "type"}
+    kind = str(table["type"])
+    if kind == "composite":
+        parts = params.pop("parts", [])
+        if not parts:
+            raise ValueError(f"scenario.{where}.parts: a composite needs parts")
+        out = None
+        for k, p in enumerate(parts):
+            t = _terrain_from(p, f"{where}.parts[{k}]")
+            out = t if out is None else out + t
+        return out
+    cls_name = "".join(w.capitalize() for w in kind.replace("_", "-").split("-"))
+    cls = getattr(T, cls_name, None)
+    if cls is None:
+        raise ValueError(f"scenario.{where}.type = {kind!r}: unknown terrain")
+    if "material" in params:
+        from ..contact import Material
+
+        params["material"] = Material(**params["material"])
+    try:
+        return cls(**params)
+    except TypeError as err:
+        raise ValueError(f"scenario.{where}: {err}") from None
+
+
+def _driver_from(table):
+    from .. import driver as D
+
+    if not isinstance(table, dict) or "type" not in table:
+        raise ValueError("scenario.driver: expected a table with a 'type' key")
+    kind = str(table["type"])
+    if kind not in _DRIVERS:
+        raise ValueError(f"scenario.driver.type = {kind!r}: choose one of {sorted(_DRIVERS)}")
+    params = {k: v for k, v in table.items() if k != "type"}
+    cls = getattr(D, _DRIVERS[kind])
+    if kind == "sprocket-speed" and "ramp" in params:
+        t0, t1, w = params.pop("ramp")
+        return D.SprocketSpeed.ramp(t0, t1, w)
+    try:
+        return cls(**params)
+    except TypeError as err:
+        raise ValueError(f"scenario.driver: {err}") from None
+
+
+def scenario_from_dict(data: dict) -> "Scenario":
+    """A Scenario from a plain mapping (a parsed scenario file); errors name the field."""
+    if not isinstance(data, dict):
+        raise ValueError("scenario: the top level must be a table")
+    d = dict(data.get("scenario", {}))
+    unknown = set(data) - {"scenario", "terrain", "driver", "vehicle"}
+    if unknown:
+        raise ValueError(f"scenario: unknown table(s) {sorted(unknown)}")
+    if "vehicle" in data:
+        from .vehicle import validate_spec
+
+        d["vehicle"] = validate_spec(data["vehicle"], source="scenario.vehicle") if isinstance(data["vehicle"], dict) \
+            else data["vehicle"]
+    if "terrain" in data:
+        d["terrain"] = _terrain_from(data["terrain"])
+    if "driver" in data:
+        d["driver"] = _driver_from(data["driver"])
+    fields = {f.name for f in dataclasses.fields(Scenario)}
+    bad = set(d) - fields
+    if bad:
+        raise ValueError(f"scenario: unknown field(s) {sorted(bad)}; known: {sorted(fields)}")
+    return Scenario(**d)
+
+
+def load_scenario(path) -> "Scenario":
+    """Load a TOML scenario file: ``[scenario]`` (t_end, step, ...), ``[terrain]``, ``[driver]``, ``vehicle``."""
+    import tomllib
+    from pathlib import Path
+
+    p = Path(path)
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
+        raise ValueError(f"{p}: cannot read the scenario: {err}") from None
+    return scenario_from_dict(data)

@@ -324,7 +324,8 @@ class ShoeSpec(SpecModel):
     guide_height: Positive = Field(0.06, description="guide horn height above the wheel path, m")
     bending_stiffness: NonNeg = Field(1000.0, description="RSDA between shoes, N m/rad")
     bending_damping: NonNeg = Field(10.0, description="RSDA between shoes, N m s/rad")
-    material: str = "pad"
+    material: str = Field("pad", description="material of the ground pad")
+    body_material: str = Field("steel", description="material of the wheel path, guide horn and pin")
     count: Annotated[int, Field(ge=8)] | None = Field(None, description="shoes per track; derived from the geometry if absent")
 
     _inertia = field_validator("inertia")(classmethod(lambda cls, v: _check_inertia(v)))
@@ -333,6 +334,9 @@ class ShoeSpec(SpecModel):
     def _geom(self):
         if self.pad_length > self.pitch:
             raise ValueError(f"pad_length {self.pad_length} exceeds the pitch {self.pitch}")
+        if self.pin_radius >= min(self.top, self.bottom):
+            raise ValueError(f"pin_radius {self.pin_radius} does not fit inside the shoe (top {self.top}, "
+                             f"bottom {self.bottom}): the pin would stick out of the pad")
         return self
 
 
@@ -387,6 +391,7 @@ class VehicleSpec(SpecModel):
             "suspension.wheel_material": self.suspension.wheel_material,
             "rollers.material": self.rollers.material,
             "shoes.material": self.shoes.material,
+            "shoes.body_material": self.shoes.body_material,
         }
         missing = [f"{k} = {v!r}" for k, v in used.items() if v not in self.materials]
         if missing:

@@ -1,0 +1,96 @@
+"""Contact geometry of a built vehicle: shoe pads, guides and pins, wheels, sprockets, hull.
+
+Shapes in each body's frame (origin at its centre of mass):
+
+- shoe (frame: x from rear pin to front pin, z towards the wheels): the ground
+  pad ``pad_length x width x bottom`` below the pin line, the wheel path plate
+  ``0.98 pitch x width x top`` above it, the centre guide horn, a capsule at
+  the front pin for the sprocket teeth and a sphere on the horn for the
+  sprocket's lateral guide;
+- road wheels and idler: two cylinder halves either side of the guide gap;
+- rollers: one cylinder; sprocket: the parametric gear pair;
+- hull: the spec's boxes.
+
+Collision families keep the pair count bounded (an M113 has 250 shoes):
+shoes never touch shoes, wheels touch shoes and the ground, the hull touches
+the ground only. Contact Jacobians couple a shoe only with itself and the
+ground ("diagonal" coupling), so the KKT pattern stays that of the track
+chains.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..contact import ContactSystem, Material, shapes
+
+__all__ = ["vehicle_contact", "contact_material"]
+
+
+def contact_material(name: str, ms) -> Material:
+    """A contact :class:`Material` from a spec :class:`~trackdyn.spec.vehicle.MaterialSpec`."""
+    if ms.law == "kelvin-voigt":
+        return Material.kelvin_voigt(name, stiffness=ms.kn or 2e6, damping=ms.gn or 5e3, friction=ms.friction)
+    return Material(name, young=ms.youngs_modulus, poisson=ms.poisson_ratio, restitution=max(ms.restitution, 1e-3),
+                    friction=ms.friction, kn=ms.kn, kt=ms.kt, gn=ms.gn, gt=ms.gt)
+
+
+def vehicle_contact(vm, terrain, **options) -> ContactSystem:
+    """The :class:`ContactSystem` of a built vehicle on ``terrain`` (a force provider)."""
+    spec = vm.spec
+    law = "hooke" if any(m.law == "hooke" for m in spec.materials.values()) else "hertz"
+    cs = ContactSystem(vm.model, terrain=terrain, law=law, **options)
+    mats = {k: contact_material(k, v) for k, v in spec.materials.items()}
+    sh, sus = spec.shoes, spec.suspension
+    # the pad box spans the whole shoe height: only its bottom face meets the ground, and box corners are
+    # resolved against the nearer face, so a thin box would cap the penetration at half its thickness
+    pad = shapes.Box((sh.pad_length, sh.width, sh.bottom + sh.top), pos=(0.0, 0.0, 0.5 * (sh.top - sh.bottom)))
+    plate = shapes.Box((0.98 * sh.pitch, sh.width, sh.top), pos=(0.0, 0.0, 0.5 * sh.top))
+    horn = shapes.Box((sh.guide_length, sh.guide_width, sh.guide_height),
+                      pos=(0.0, 0.0, sh.top + 0.5 * sh.guide_height))
+    # the sprocket's lateral guide acts on spheres: one on top of the guide horn
+    knob = shapes.Sphere(0.5 * sh.guide_width, pos=(0.0, 0.0, sh.top + sh.guide_height - 0.5 * sh.guide_width))
+    pin = shapes.Capsule(sh.pin_radius, spec.sprocket.gear_separation + 0.04, pos=(0.5 * sh.pitch, 0.0, 0.0))
+    half = 0.5 * (sus.wheel_width - sus.wheel_gap)
+    off = 0.25 * (sus.wheel_width + sus.wheel_gap)
+    iw = spec.idler.width
+    ihalf = 0.5 * (iw - sus.wheel_gap)
+    ioff = 0.25 * (iw + sus.wheel_gap)
+    for side in vm.sides.values():
+        for name in side.shoes:
+            cs.add_shape(name, pad, material=mats[sh.material], family="pads")
+            cs.add_shape(name, plate, material=mats[sh.body_material], family="plates", terrain=False)
+            cs.add_shape(name, horn, material=mats[sh.body_material], family="guides", terrain=False)
+            cs.add_shape(name, knob, material=mats[sh.body_material], family="sprocket-guides", terrain=False)
+            cs.add_shape(name, pin, material=mats[sh.body_material], family="pins", terrain=False)
+        for name in side.wheels:
+            for y in (off, -off):
+                cs.add_shape(name, shapes.Cylinder(sus.wheel_radius, half, pos=(0.0, y, 0.0)),
+                             material=mats[sus.wheel_material], family="wheels")
+        for y in (ioff, -ioff):
+            cs.add_shape(side.idler, shapes.Cylinder(spec.idler.radius, ihalf, pos=(0.0, y, 0.0)),
+                         material=mats[spec.idler.material], family="wheels")
+        for name in side.rollers:
+            cs.add_shape(name, shapes.Cylinder(spec.rollers.radius, spec.rollers.width),
+                         material=mats[spec.rollers.material], family="wheels")
+        sp = spec.sprocket
+        cs.add_shape(side.sprocket, shapes.Sprocket(sp.n_teeth, sp.addendum_radius, sp.arc_centre_radius,
+                                                    sp.arc_radius, sp.gear_separation),
+                     material=mats[sp.material], family="sprocket")
+    com = np.asarray(spec.chassis.com)
+    for box in spec.chassis.hull:
+        cs.add_shape("chassis", shapes.Box(box.size, pos=np.asarray(box.center) - com),
+                     material=mats[spec.chassis.material], family="hull")
+    families = ["pads", "plates", "guides", "sprocket-guides", "pins", "wheels", "sprocket", "hull"]
+    for a in families:
+        for b in families:
+            cs.collide(a, b, False)
+    cs.collide("wheels", "plates", True)
+    cs.collide("wheels", "guides", True)
+    cs.collide("sprocket", "pins", True)
+    cs.collide("sprocket", "sprocket-guides", True)
+    cs.coupling("wheels", "plates", "diagonal")
+    cs.coupling("wheels", "guides", "diagonal")
+    cs.coupling("sprocket", "pins", "full")
+    cs.coupling("sprocket", "sprocket-guides", "full")
+    return cs

@@ -1,0 +1,148 @@
+"""Built-in vehicle scenarios: ``settle``, ``accelerate``, ``cruise`` (``trackdyn run NAME``).
+
+Each returns a JSON-ready dict of its figures (and the :class:`Result`).
+
+- ``settle`` (han-sander-mao §3.4): the vehicle starts just above flat
+  ground with its brakes on and comes to rest. Figures: static deflection of
+  every road wheel (wheel radius + shoe thickness - wheel centre height
+  above the ground), mean and per-shoe track tension, idler position, the
+  time the chassis took to settle.
+- ``accelerate``: full throttle from rest on flat ground (μ 0.8) for
+  ``t_end`` s after a short settle. Figures: speed at the end, distance,
+  largest lateral drift, detracking, monotonic speed rise, sprocket torque
+  against the map at quasi-steady speeds.
+- ``cruise``: PID speed and heading (thesis §4.1) at ``speed`` m/s for
+  ``distance`` m. Figures: mean speed after 5 s, speed-error RMS, lateral drift.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..driver import PID, Brake, FullThrottle
+from ..spec.scenario import Scenario
+from ..sim.run import prepare
+
+__all__ = ["SCENARIOS", "settle", "accelerate", "cruise", "detracked"]
+
+SETTLE_TIME = 1.5
+
+
+def _chassis_speed(res):
+    vx, vy = res["chassis.vel.x"], res["chassis.vel.y"]
+    e0, e3 = res["chassis.quat.e0"], res["chassis.quat.e3"]
+    yaw = 2 * np.arctan2(e3, e0)
+    return vx * np.cos(yaw) + vy * np.sin(yaw)
+
+
+def detracked(prep, res, tol: float = None) -> bool:
+    """True when a shoe left its wheels sideways (lateral offset beyond half the guide gap)."""
+    spec = prep.spec
+    tol = tol if tol is not None else 0.5 * spec.shoes.width
+    bad = False
+    for side in prep.vehicle.sides.values():
+        y0 = side.y
+        cy = res["chassis.pos.y"]
+        for name in side.shoes:
+            if name + ".pos.y" not in res:
+                continue
+            if np.max(np.abs(res[name + ".pos.y"] - cy - y0)) > tol:
+                bad = True
+    return bad
+
+
+def settle(vehicle="m113", t_end: float = SETTLE_TIME, step: float = 5e-4, out=None, **kw) -> dict:
+    sc = Scenario(vehicle=vehicle, driver=Brake(), t_end=t_end, step=step, output_step=0.01, name="settle", **kw)
+    prep = prepare(sc)
+    res = prep.sim.run(t_end, out=out)
+    spec = prep.spec
+    sus, sh = spec.suspension, spec.shoes
+    defl = {}
+    for side in prep.vehicle.sides.values():
+        for k, w in enumerate(side.wheels):
+            defl[w] = float(sus.wheel_radius + sh.top + sh.bottom - res[w + ".pos.z"][-1])
+    tensions = {}
+    for side in prep.vehicle.sides.values():
+        tensions[side.name] = [float(res[f"{side.name}.shoe[{k}].tension"][-1]) for k in range(len(side.shoes))]
+    z = res["chassis.pos.z"]
+    settled = np.nonzero(np.abs(z - z[-1]) > 1e-3)[0]
+    t_settle = float(res.t[settled[-1] + 1]) if len(settled) else 0.0
+    c = prep.contact.contacts()
+    names = prep.sim.system.body_names
+    wheel_pen = [float(p) for a, b, p in zip(c["body_a"], c["body_b"], c["penetration"])
+                 if (a >= 0 and "roadwheel" in names[a]) or (b >= 0 and "roadwheel" in names[b])]
+    return {
+        "scenario": "settle", "vehicle": spec.name, "status": res.status,
+        "static_deflection_m": defl,
+        "mean_deflection_m": float(np.mean(list(defl.values()))),
+        "mean_shoe_tension_N": {s: float(np.mean(v)) for s, v in tensions.items()},
+        "shoe_tension_N": tensions,
+        "idler_x_m": {s: float(res[f"{s}.idler.pos.x"][-1] - res["chassis.pos.x"][-1]) for s in ("left", "right")},
+        "max_wheel_shoe_penetration_m": max(wheel_pen) if wheel_pen else 0.0,
+        "settle_time_s": t_settle,
+        "sim_time_s": prep.sim.state.t, "wall_time_s": prep.sim.wall_time, "steps": prep.sim.steps,
+        "step_size_s": prep.sim.h, "wall_per_sim": prep.sim.wall_time / max(prep.sim.state.t, 1e-12),
+    }, res
+
+
+def accelerate(vehicle="m113", t_end: float = 20.0, step: float = 5e-4, out=None, settle_time: float = 1.0,
+               **kw) -> dict:
+    sc = Scenario(vehicle=vehicle, driver=FullThrottle(delay=settle_time), t_end=t_end + settle_time, step=step,
+                  output_step=0.01, name="accelerate", **kw)
+    prep = prepare(sc)
+    res = prep.sim.run(sc.t_end, out=out)
+    v = _chassis_speed(res)
+    t = res.t
+    after = t >= settle_time + 1.0
+    # monotonic rise after the first second: no drop larger than 0.05 m/s over a 0.5 s window
+    vs = v[after]
+    win = max(1, int(round(0.5 / 0.01)))
+    drops = [vs[i] - vs[i + win] for i in range(len(vs) - win)]
+    monotonic = bool(len(drops) == 0 or max(drops) < 0.05)
+    x = res["chassis.pos.x"]
+    y = res["chassis.pos.y"]
+    # sprocket torque vs the map at quasi-steady speeds (|dω/dt| small)
+    w = res["left.sprocket.speed"]
+    T = res["left.sprocket.torque"]
+    tm = np.array(prep.spec.powertrain.torque_map)
+    qs = after & (np.abs(np.gradient(w, t)) < 0.5)
+    if qs.any():
+        expected = np.interp(w[qs], tm[:, 0], tm[:, 1])
+        torque_err = float(np.max(np.abs(T[qs] - expected) / expected))
+    else:
+        torque_err = float("nan")
+    return {
+        "scenario": "accelerate", "vehicle": prep.spec.name, "status": res.status,
+        "final_speed_mps": float(v[-1]), "distance_m": float(x[-1] - x[0]),
+        "max_lateral_drift_m": float(np.max(np.abs(y - y[0]))),
+        "detracked": detracked(prep, res), "speed_monotonic": monotonic,
+        "torque_map_error_rel": torque_err, "finite": bool(np.all(np.isfinite(res.values))),
+        "sim_time_s": prep.sim.state.t, "wall_time_s": prep.sim.wall_time, "steps": prep.sim.steps,
+        "step_size_s": prep.sim.h, "wall_per_sim": prep.sim.wall_time / max(prep.sim.state.t, 1e-12),
+    }, res
+
+
+def cruise(vehicle="m113", speed: float = 4.2, distance: float = 100.0, step: float = 5e-4, out=None,
+           settle_time: float = 0.5, **kw) -> dict:
+    t_end = settle_time + distance / speed
+    sc = Scenario(vehicle=vehicle, driver=PID(speed=speed, y=0.0, delay=0.0), t_end=t_end, step=step,
+                  output_step=0.01, speed=speed, name="cruise", **kw)
+    prep = prepare(sc)
+    res = prep.sim.run(sc.t_end, out=out)
+    v = _chassis_speed(res)
+    after = res.t >= 5.0
+    y = res["chassis.pos.y"]
+    return {
+        "scenario": "cruise", "vehicle": prep.spec.name, "status": res.status, "target_speed_mps": speed,
+        "mean_speed_after_5s_mps": float(np.mean(v[after])) if after.any() else float("nan"),
+        "speed_error_rms_mps": float(np.sqrt(np.mean((v[after] - speed) ** 2))) if after.any() else float("nan"),
+        "max_speed_error_after_5s_mps": float(np.max(np.abs(v[after] - speed))) if after.any() else float("nan"),
+        "lateral_drift_m": float(np.max(np.abs(y - y[0]))), "distance_m": float(res["chassis.pos.x"][-1]
+                                                                                - res["chassis.pos.x"][0]),
+        "detracked": detracked(prep, res),
+        "sim_time_s": prep.sim.state.t, "wall_time_s": prep.sim.wall_time, "steps": prep.sim.steps,
+        "step_size_s": prep.sim.h, "wall_per_sim": prep.sim.wall_time / max(prep.sim.state.t, 1e-12),
+    }, res
+
+
+SCENARIOS = {"settle": settle, "accelerate": accelerate, "cruise": cruise}
