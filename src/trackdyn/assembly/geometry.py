@@ -4,7 +4,9 @@ Everything here is planar (x, z) for one track side and derived from a
 :class:`~trackdyn.spec.vehicle.VehicleSpec`; nothing is stored back in the
 spec. The track's pin line wraps the convex hull of circles: the sprocket's
 pin circle (``assembly_radius``) and, for the idler, road wheels and rollers,
-their radius plus the shoe's ``top`` (pin axis to wheel path). The loop is
+the circle on which pins lie when the middle of every flat shoe touches the
+wheel, ``√((r + top)² + (pitch/2)²)`` (the polygon effect: with ``r + top``
+each shoe would cut into the wheel by up to 12 mm on the M113's idler). The loop is
 traversed counter-clockwise seen from the left (+y): forward along the bottom,
 up at the front, backwards along the top.
 
@@ -79,13 +81,20 @@ def side_layout(spec, side: str = "left") -> SideLayout:
         pivots.append((px, pz))
         wheels.append((px + sgn * sus.arm_length * math.cos(th), pz - sus.arm_length * math.sin(th)))
     sp = spec.sprocket
+    half = 0.5 * spec.shoes.pitch
+
+    def pin_circle(r):
+        # shoes are flat chords: the middle of each shoe's wheel path touches the wheel when the
+        # pins lie on the circle of radius sqrt((r + top)^2 + (pitch/2)^2) (the polygon effect)
+        return math.hypot(r + top, half)
+
     circles = [Circle("sprocket", 0, tuple(sp.location), sp.addendum_radius, sp.assembly_radius)]
-    circles += [Circle("roadwheel", k, w, sus.wheel_radius, sus.wheel_radius + top) for k, w in enumerate(wheels)]
+    circles += [Circle("roadwheel", k, w, sus.wheel_radius, pin_circle(sus.wheel_radius)) for k, w in enumerate(wheels)]
     ro = spec.rollers
-    circles += [Circle("roller", k, tuple(c), ro.radius, ro.radius + top) for k, c in enumerate(ro.locations)]
+    circles += [Circle("roller", k, tuple(c), ro.radius, pin_circle(ro.radius)) for k, c in enumerate(ro.locations)]
     return SideLayout(side, tuple(sp.location), tuple(spec.idler.location), tuple(spec.idler.tensioner.direction),
                       pivots, wheels, [tuple(c) for c in ro.locations], circles, spec.idler.radius,
-                      spec.idler.radius + top)
+                      pin_circle(spec.idler.radius))
 
 
 # ------------------------------------------------------------------ path

@@ -648,9 +648,10 @@ def _record_force(r, rec, out, pair_law, pair_par, mass, hist_key, hist_disp, po
 
 @jit_alloc
 def contact_forces(n_rec, rec, out, pair_law, pair_par, mass, hist_key, hist_disp, pos, R, vel, omega_w, v, h,
-                   cK, cD, want_jac, body_slot, pair_slot, f, Dv, data):
+                   cK, cD, want_jac, body_slot, pair_slot, f, Dv, data, Kxv):
     """Forces of all records into f (nb, 6); with ``want_jac`` also ``-cK ∂f/∂q - cD ∂f/∂v``
-    (symmetric part) into the KKT values ``data`` and ``Kv_sym v`` into ``Dv``.
+    (symmetric part) into the KKT values ``data``, ``Kv_sym v`` into ``Dv`` and the
+    position terms left out of the matrix times v into ``Kxv``.
 
     The step matrix is symmetric, so only the symmetric part of a Jacobian
     enters it. Friction makes the contact Jacobian unsymmetric: the friction
@@ -669,7 +670,7 @@ def contact_forces(n_rec, rec, out, pair_law, pair_par, mass, hist_key, hist_dis
         if _record_force(r, rec, out, pair_law, pair_par, mass, hist_key, hist_disp, pos, R, vel, omega_w, v,
                          h, want_jac, False, f, Kx, Kv, S) and want_jac:
             _scatter(rec.body[r, 0], rec.body[r, 1], Kx, Kv, rec.pslot[r], rec.ptrans[r], body_slot, pair_slot,
-                     cK, cD, v, data, Dv)
+                     cK, cD, v, data, Dv, Kxv)
 
 
 @jit_alloc
@@ -728,11 +729,14 @@ def vadd3(a, b):
 
 
 @jit
-def _scatter(bA, bB, Kx, Kv, pidx, ptrans, body_slot, pair_slot, cK, cD, v, data, Dv):
+def _scatter(bA, bB, Kx, Kv, pidx, ptrans, body_slot, pair_slot, cK, cD, v, data, Dv, Kxv):
     """``-cK Kx - cD Kv`` (symmetric part) into the KKT values and ``Kv_sym v`` into Dv.
 
     The coupling block of A and B is used only when the pattern has it
-    (``pidx >= 0``); otherwise only the two diagonal blocks are kept.
+    (``pidx >= 0``); otherwise only the two diagonal blocks are kept and the
+    left-out position terms go to ``Kxv += Kx_sym v`` so that the step's
+    right-hand side keeps the exact linearisation (Galilean invariance: two
+    bodies moving together feel no force from their contact's stiffness).
     """
     for a in range(12):
         sa = a // 6
@@ -748,6 +752,10 @@ def _scatter(bA, bB, Kx, Kv, pidx, ptrans, body_slot, pair_slot, cK, cD, v, data
                 sl = body_slot[ba, a % 6, c % 6]
             else:
                 if pidx < 0:
+                    kx = 0.5 * (Kx[a, c] + Kx[c, a])
+                    if kx != 0.0:
+                        Kxv[ba, a % 6] += kx * v[bc, c % 6]
+                        Kxv[bc, c % 6] += kx * v[ba, a % 6]
                     continue
                 if ptrans == 0:
                     sl = pair_slot[pidx, a % 6, c % 6]

@@ -51,7 +51,7 @@ def summaries(n, body, fn, ft, normal, point, delta, pos, body_out, glob_out):
 
 @nb.njit(cache=True)
 def evaluate(rec, out, shp, sc, flt, ter, pair_par, mass, hist_key, hist_disp, pos, R, vel, omega_w, v, h, cK, cD,
-             want_jac, body_slot, pair_slot, f, Dv, data, margin, dflt, max_pen, wgrid, body_out, glob_out):
+             want_jac, body_slot, pair_slot, f, Dv, data, Kxv, margin, dflt, max_pen, wgrid, body_out, glob_out):
     """Detect, then forces (and Jacobians when ``want_jac``) and summaries; returns the record count.
 
     A count above the buffers' capacity means nothing else was done: grow and call again.
@@ -60,6 +60,6 @@ def evaluate(rec, out, shp, sc, flt, ter, pair_par, mass, hist_key, hist_disp, p
     if n > rec.kind.shape[0]:
         return n
     contact_forces(n, rec, out, flt.pair_law, pair_par, mass, hist_key, hist_disp, pos, R, vel, omega_w, v, h, cK,
-                   cD, want_jac, body_slot, pair_slot, f, Dv, data)
+                   cD, want_jac, body_slot, pair_slot, f, Dv, data, Kxv)
     summaries(n, rec.body, out.fn, out.ft, out.normal, out.point, out.delta, pos, body_out, glob_out)
     return n

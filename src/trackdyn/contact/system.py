@@ -474,6 +474,7 @@ class ContactSystem:
         self.mass = np.asarray(system.mass, float)
         self.body_slot = pat.body_slot
         self.pair_slot = pat.pair_slot
+        self._dummy_kxv = np.zeros((system.nb, 6))
         pidx = np.full((max(nb_, 1), max(nb_, 1)), -1, np.int64)
         for p, (i, j) in enumerate(system.pair_blocks):
             pidx[i, j] = pidx[j, i] = p
@@ -533,6 +534,7 @@ class ContactSystem:
                            (rec, out, self.shapes, self.scratch, self.filters, self.terrain_arrays, self.pair_par,
                             self.mass, hk, hd, kin.pos, kin.R, kin.vel, kin.omega_w, v, float(h), float(ctx.cK),
                             float(ctx.cD), stepping, self.body_slot, self.pair_slot, ctx.f, ctx.Dv, data,
+                            ctx.Kxv if ctx.Kxv is not None else self._dummy_kxv,
                             self.margin, self.default_radius, self.max_penetration, self.winkler_grid,
                             self.body_out, self.glob_out))
             cap = rec.kind.shape[0]

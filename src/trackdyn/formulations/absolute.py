@@ -48,7 +48,10 @@ class ForceContext:
     values, to which a provider adds ``-cK ∂Q/∂q - cD ∂Q/∂v`` (symmetric
     part) through slot maps obtained from ``system.pattern`` in ``bind``
     (``trackdyn.mbs._force_kernels.scatter_elements`` does all of it for
-    12-vector elements). ``data`` is None when only outputs are wanted.
+    12-vector elements). Jacobian terms a provider leaves out of the matrix
+    (coupling blocks it does not store) go, for positions, into
+    ``Kxv += ∂Q/∂q v`` so the right-hand side keeps the exact linearisation.
+    ``data`` is None when only outputs are wanted.
     """
 
     t: float
@@ -60,6 +63,7 @@ class ForceContext:
     data: np.ndarray | None
     cK: float
     cD: float
+    Kxv: np.ndarray | None = None
 
 
 class ForceProvider(Protocol):
@@ -215,6 +219,8 @@ class AbsoluteSystem:
         self._cs_Kx = np.zeros((self.nc, 12, 12))
         self._cs_Kv = np.zeros((self.nc, 12, 12))
         self._scratch_f = np.zeros((nb_, 6))
+        self._scratch_v = np.zeros((nb_, 6))
+        self._scratch_kxv = np.zeros((nb_, 6))
         # base values: mass matrix and -δ
         self.base_data = np.zeros(self.pattern.nnz)
         bs = self.pattern.body_slot
@@ -228,6 +234,7 @@ class AbsoluteSystem:
         # buffers
         self.f = np.zeros((nb_, 6))
         self.Dv = np.zeros((nb_, 6))
+        self.Kxv = np.zeros((nb_, 6))  # position Jacobian terms left out of the matrix, times v
         self.provider_time = 0.0  # wall time in force providers (contact...), s
         self.data = np.zeros(self.pattern.nnz)
 
@@ -342,12 +349,14 @@ class AbsoluteSystem:
         """
         FK.body_forces(self.mass, self.inertia, v, self.gravity, self.f)
         self.Dv[:] = 0.0
+        self.Kxv[:] = 0.0
         for blk in self.blocks:
             blk.evaluate(t, self.kin, v)
-            FK.scatter_elements(blk.body, blk.Q, blk.Kx, blk.Kv, blk.slot, cK, cD, v, self.f, data, self.Dv)
+            FK.scatter_elements(blk.body, blk.Q, blk.Kx, blk.Kv, blk.slot, cK, cD, v, self.f, data, self.Dv,
+                                self.Kxv)
         if self.providers:
             t0 = time.perf_counter()
-            ctx = ForceContext(t, h, state, self.kin, self.f, self.Dv, data, cK, cD)
+            ctx = ForceContext(t, h, state, self.kin, self.f, self.Dv, data, cK, cD, self.Kxv)
             for prov in self.providers:
                 prov.accumulate(ctx)
             self.provider_time += time.perf_counter() - t0
@@ -366,14 +375,20 @@ class AbsoluteSystem:
         )
         return self._cs_Q, self._cs_Kx
 
-    def add_constraint_stiffness(self, lam, cK: float, data):
-        """Add ``-cK ∂(-Jᵀλ)/∂q`` (symmetric part) to the KKT values: the joints' geometric stiffness."""
+    def add_constraint_stiffness(self, lam, cK: float, data, v=None):
+        """Add ``-cK ∂(-Jᵀλ)/∂q`` (symmetric part) to the KKT values: the joints' geometric stiffness.
+
+        With ``v`` (the step's velocities), coupling terms left out of the
+        pattern (``joint_coupling="diagonal"``) times v are added to ``Kxv``.
+        """
         if self.nc == 0:
             return
         self.constraint_forces(lam)
         self._scratch_f[:] = 0.0
+        vv = self._scratch_v if v is None else v
+        kxv = self._scratch_kxv if v is None else self.Kxv
         FK.scatter_elements(self.row_body, self._cs_Q, self._cs_Kx, self._cs_Kv, self.row_slot12, cK, 0.0,
-                            self._scratch_f, self._scratch_f, data, self._scratch_f)
+                            vv, self._scratch_f, data, self._scratch_f, kxv)
 
     def fill_jacobian(self, data):
         _scatter_rows(self.J, self.pattern.row_slot, data)

@@ -14,7 +14,10 @@ symmetric quasi-definite), ``⊕`` the exponential map (eq. 2.9), the
 stabilisation term ``C/h`` clipped at ``max_recovery_speed`` and ``Δ_t C`` the
 exact time secant ``(C(q^l, t^{l+1}) - C(q^l, t^l))/h`` of the drivers. The
 ``- h D v^l`` term is the consistent linearisation of ``f^{l+1}`` (Chrono
-keeps it; eq. 2.13 as printed drops it).
+keeps it; eq. 2.13 as printed drops it). When coupling blocks are left out
+of the matrix ("diagonal" coupling, ``K̃``), the left-out position terms still
+act on ``v^l`` (``h² (K - K̃) v^l``), so only the matrix is approximated and
+the step stays Galilean invariant.
 """
 
 from __future__ import annotations
@@ -79,13 +82,15 @@ class EulerImplicitLinearized(Integrator):
         contact = s.provider_time - p0
         s.update_drivers(state.t)
         if self.constraint_stiffness:
-            s.add_constraint_stiffness(state.lam, h * h, data)
+            s.add_constraint_stiffness(state.lam, h * h, data, state.v)
         s.eval_constraints(want_gamma=False)
         secant = (s.driver_phi_at(state.t + h) - s.phi[s.driver_rows]) / h
         t2 = clk()
         s.fill_jacobian(data)
         mass_times(s.mass, s.inertia, state.v, self.Mv)
         euler_rhs(self.Mv, s.f, s.Dv, h, s.phi, s.driver_rows, secant, self.vmax, self.rhs)
+        # Jacobian terms left out of the matrix still act on the known velocity (exact linearisation)
+        self.rhs[:self.nd] += (h * h) * s.Kxv.ravel()
         t3 = clk()
         try:
             self.solver.factor(data)

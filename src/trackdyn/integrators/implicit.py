@@ -224,13 +224,14 @@ class EulerImplicitProjected(Scheme):
         self._lap("forces")
         s.update_drivers(state.t)
         if self.constraint_stiffness:
-            s.add_constraint_stiffness(state.lam, h * h, data)
+            s.add_constraint_stiffness(state.lam, h * h, data, state.v)
         s.eval_constraints(want_gamma=False)
         secant = (s.driver_phi_at(t1) - s.phi[s.driver_rows]) / h
         self._lap("constraints")
         s.fill_jacobian(data)
         mass_times(s.mass, s.inertia, state.v, self.Mv)
         euler_rhs(self.Mv, s.f, s.Dv, h, self.zero_phi, s.driver_rows, secant, 1.0, self.rhs)
+        self.rhs[:6 * s.nb] += (h * h) * s.Kxv.ravel()  # left-out Jacobian terms (exact linearisation)
         self.counters["jacobian_evals"] += 1
         self._lap("assembly")
         self._factor(data, state.t)

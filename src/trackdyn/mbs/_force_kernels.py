@@ -584,9 +584,16 @@ def body_forces(mass, inertia, v, gravity, f):
 
 # --------------------------------------------------------------------------- scatter
 @nb.njit(cache=True)
-def scatter_elements(body, Q, Kx, Kv, slot, cK, cD, v, f, data, Dv):
+def scatter_elements(body, Q, Kx, Kv, slot, cK, cD, v, f, data, Dv, Kxv):
     """Add element forces into f (nb, 6), ``-cK Kx - cD Kv`` (symmetric part) into
-    the KKT values and ``Kv_sym v`` into Dv (nb, 6) for the right-hand side."""
+    the KKT values and ``Kv_sym v`` into Dv (nb, 6) for the right-hand side.
+
+    Entries of a coupling block that the pattern does not hold (``slot < 0``
+    between two different bodies, "diagonal" coupling) are left out of the
+    matrix *and* of Dv, and their position terms go to ``Kxv += Kx_sym v``:
+    only the Newton matrix is approximated, the linearised right-hand side
+    stays exact (Galilean invariance).
+    """
     for e in range(body.shape[0]):
         for side in range(2):
             b = body[e, side]
@@ -596,18 +603,24 @@ def scatter_elements(body, Q, Kx, Kv, slot, cK, cD, v, f, data, Dv):
                 f[b, k] += Q[e, 6 * side + k]
         for a in range(12):
             ba = body[e, a // 6]
+            if ba < 0:
+                continue
             for c in range(a, 12):
+                bc = body[e, c // 6]
+                if bc < 0:
+                    continue
                 sl = slot[e, a, c]
                 kx = 0.5 * (Kx[e, a, c] + Kx[e, c, a])
                 kv = 0.5 * (Kv[e, a, c] + Kv[e, c, a])
                 if sl >= 0:
                     data[sl] -= cK * kx + cD * kv
-                if kv != 0.0:
-                    bc = body[e, c // 6]
-                    if ba >= 0 and bc >= 0:
+                    if kv != 0.0:
                         Dv[ba, a % 6] += kv * v[bc, c % 6]
                         if c != a:
                             Dv[bc, c % 6] += kv * v[ba, a % 6]
+                elif kx != 0.0 and ba != bc:
+                    Kxv[ba, a % 6] += kx * v[bc, c % 6]
+                    Kxv[bc, c % 6] += kx * v[ba, a % 6]
 
 
 # --------------------------------------------------------------------------- constraint stiffness

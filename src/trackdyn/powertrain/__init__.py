@@ -144,7 +144,7 @@ class Drivetrain:
                       self.map_w, self.map_t, self.brake_torque, self.Q, self.Kx, self.Kv, self.out)
         if ctx.data is not None:
             FK.scatter_elements(self.body, self.Q, self.Kx, self.Kv, self.slot, ctx.cK, ctx.cD, st.v, ctx.f,
-                                ctx.data, ctx.Dv)
+                                ctx.data, ctx.Dv, ctx.Kxv if ctx.Kxv is not None else np.zeros_like(ctx.Dv))
 
     def commit(self, state):
         if self._staged is not None:

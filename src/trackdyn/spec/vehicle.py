@@ -334,9 +334,9 @@ class ShoeSpec(SpecModel):
     def _geom(self):
         if self.pad_length > self.pitch:
             raise ValueError(f"pad_length {self.pad_length} exceeds the pitch {self.pitch}")
-        if self.pin_radius >= min(self.top, self.bottom):
-            raise ValueError(f"pin_radius {self.pin_radius} does not fit inside the shoe (top {self.top}, "
-                             f"bottom {self.bottom}): the pin would stick out of the pad")
+        if self.pin_radius >= self.top + self.bottom:
+            raise ValueError(f"pin_radius {self.pin_radius} is larger than the shoe (top {self.top} + "
+                             f"bottom {self.bottom})")
         return self
 
 
