@@ -42,7 +42,7 @@ class GroundSpring:
         self.force[:] = self.Q[:, 8]
         if ctx.data is not None:
             FK.scatter_elements(self.body, self.Q, self.Kx, self.Kv, self.slot, ctx.cK, ctx.cD,
-                                ctx.state.v, ctx.f, ctx.data, ctx.Dv)
+                                ctx.state.v, ctx.f, ctx.data, ctx.Dv, ctx.Kxv)
             self.staged = ctx.state.extra["springs.count"] + 1
 
     def commit(self, state):
