@@ -86,7 +86,8 @@ class PID(Driver):
     """Hold a forward ``speed`` (m/s) and drive straight along ``heading`` (rad) and lane ``y`` (m).
 
     Speed loop: ``u = kp e + ki ∫e + kd ė`` with ``e = speed - v``; ``u > 0``
-    is throttle, ``u < -brake_deadband`` brakes. Heading loop:
+    is throttle, ``u < -brake_deadband`` brakes; the integral starts at
+    ``initial_throttle / ki`` (feed-forward of a rolling start). Heading loop:
     ``steering = kh (ψ_ref - ψ) - kr ψ̇ + ky (y_ref - y)`` (thesis §4.1: a PID
     driver that keeps the vehicle straight at the target speed). ``delay``:
     brakes held until then (settling).
@@ -95,9 +96,10 @@ class PID(Driver):
     speed: float = 4.2
     heading: float = 0.0
     y: float | None = None
-    kp: float = 0.8
-    ki: float = 0.4
+    kp: float = 2.0
+    ki: float = 1.0
     kd: float = 0.0
+    initial_throttle: float = 0.3
     kh: float = 2.0
     kr: float = 0.5
     ky: float = 0.3
@@ -105,12 +107,14 @@ class PID(Driver):
     delay: float = 0.0
 
     def memory_size(self):
-        return 2  # ∫e, previous e
+        return 3  # ∫e, previous e, started flag
 
     def inputs(self, obs, h, memory):
         if obs.t < self.delay:
             return 0.0, 0.0, 1.0, memory
         e = self.speed - obs.speed
+        if memory[2] == 0.0 and self.ki > 0:  # feed-forward start: the integral holds the initial throttle
+            memory = np.array([self.initial_throttle / self.ki, e, 1.0])
         integ = memory[0] + e * h
         de = (e - memory[1]) / h if h > 0 and obs.t > self.delay + h else 0.0
         u = self.kp * e + self.ki * integ + self.kd * de
@@ -125,7 +129,7 @@ class PID(Driver):
         if self.y is not None:
             steer += self.ky * (self.y - obs.y)
         steer = min(max(steer, -1.0), 1.0)
-        return throttle, steer, braking, np.array([integ, e])
+        return throttle, steer, braking, np.array([integ, e, 1.0])
 
 
 @dataclass

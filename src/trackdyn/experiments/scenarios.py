@@ -105,9 +105,10 @@ def accelerate(vehicle="m113", t_end: float = 20.0, step: float = 5e-4, out=None
     w = res["left.sprocket.speed"]
     T = res["left.sprocket.torque"]
     tm = np.array(prep.spec.powertrain.torque_map)
+    scale = prep.drivetrain.map_scale
     qs = after & (np.abs(np.gradient(w, t)) < 0.5)
     if qs.any():
-        expected = np.interp(w[qs], tm[:, 0], tm[:, 1])
+        expected = np.interp(w[qs] * scale, tm[:, 0], tm[:, 1])
         torque_err = float(np.max(np.abs(T[qs] - expected) / expected))
     else:
         torque_err = float("nan")

@@ -5,9 +5,11 @@
 and braking (driver memory in ``State.extra["driver"]``), and applies to each
 sprocket, about the chassis's y axis (reaction on the chassis),
 
-- drive torque ``throttle_side · T_map(ω_s)`` with ``ω_s`` the sprocket's
-  speed relative to the chassis (positive driving forward) and ``T_map`` the
-  full-throttle map (korner-2024 Table 3.10, clamped at its ends);
+- drive torque ``throttle_side · T_map(ω_s · s)`` with ``ω_s`` the sprocket's
+  speed relative to the chassis (positive driving forward), ``T_map`` the
+  full-throttle map (korner-2024 Table 3.10, clamped at its ends) and ``s`` 1
+  for a map against sprocket speed or the pin-circle radius for a map against
+  track speed (``PowertrainSpec.map_speed``);
 - brake torque ``-braking_side · T_brake · tanh(ω_s / 0.05 rad/s)``.
 
 Skid steering (steering s > 0 turns left): the inner track's throttle is
@@ -32,7 +34,7 @@ BRAKE_SPEED = 0.05  # rad/s: regularisation of the brake torque's sign
 
 
 @nb.njit(cache=True)
-def _drive_kernel(chassis, sprockets, R, omega_w, throttle, braking, map_w, map_t, brake_torque,
+def _drive_kernel(chassis, sprockets, R, omega_w, throttle, braking, map_w, map_t, map_scale, brake_torque,
                   Q, Kx, Kv, out):
     dX = np.zeros((3, 12))
     dV = np.zeros((3, 12))
@@ -46,18 +48,19 @@ def _drive_kernel(chassis, sprockets, R, omega_w, throttle, braking, map_w, map_
         ay = (R[chassis, 0, 1], R[chassis, 1, 1], R[chassis, 2, 1])
         ws = ay[0] * (omega_w[b, 0] - omega_w[chassis, 0]) + ay[1] * (omega_w[b, 1] - omega_w[chassis, 1]) \
             + ay[2] * (omega_w[b, 2] - omega_w[chassis, 2])
-        # map (clamped) and its slope
+        # map (clamped) and its slope; the abscissa is ω_s times map_scale (1, or the pin-circle radius)
         n = map_w.shape[0]
-        if ws <= map_w[0]:
+        xs = ws * map_scale
+        if xs <= map_w[0]:
             tm, dtm = map_t[0], 0.0
-        elif ws >= map_w[n - 1]:
+        elif xs >= map_w[n - 1]:
             tm, dtm = map_t[n - 1], 0.0
         else:
             k = 0
-            while map_w[k + 1] < ws:
+            while map_w[k + 1] < xs:
                 k += 1
-            dtm = (map_t[k + 1] - map_t[k]) / (map_w[k + 1] - map_w[k])
-            tm = map_t[k] + dtm * (ws - map_w[k])
+            dtm = (map_t[k + 1] - map_t[k]) / (map_w[k + 1] - map_w[k]) * map_scale
+            tm = map_t[k] + dtm / map_scale * (xs - map_w[k])
         th = math.tanh(ws / 0.05)
         T = throttle[e] * tm - braking[e] * brake_torque * th
         dT = throttle[e] * dtm - braking[e] * brake_torque * (1.0 - th * th) / 0.05
@@ -85,13 +88,15 @@ class Drivetrain:
 
     name = "drivetrain"
 
-    def __init__(self, chassis: int, sprockets: tuple[int, int], torque_map, brake_torque: float, driver):
+    def __init__(self, chassis: int, sprockets: tuple[int, int], torque_map, brake_torque: float, driver,
+                 map_scale: float = 1.0):
         self.chassis = int(chassis)
         self.sprockets = np.array(sprockets, dtype=np.int64)
         tm = np.asarray(torque_map, dtype=float)
         self.map_w = tm[:, 0].copy()
         self.map_t = tm[:, 1].copy()
         self.brake_torque = float(brake_torque)
+        self.map_scale = float(map_scale)  # m of track per rad of sprocket when the map is against track speed
         self.driver = driver
         self.inputs = np.zeros(3)
         self.out = np.zeros((2, 2))
@@ -141,7 +146,7 @@ class Drivetrain:
             self._staged = np.asarray(new_mem, dtype=float)
             self._step_key = key
         _drive_kernel(self.chassis, self.sprockets, ctx.kin.R, ctx.kin.omega_w, self.throttle, self.braking,
-                      self.map_w, self.map_t, self.brake_torque, self.Q, self.Kx, self.Kv, self.out)
+                      self.map_w, self.map_t, self.map_scale, self.brake_torque, self.Q, self.Kx, self.Kv, self.out)
         if ctx.data is not None:
             FK.scatter_elements(self.body, self.Q, self.Kx, self.Kv, self.slot, ctx.cK, ctx.cD, st.v, ctx.f,
                                 ctx.data, ctx.Dv, ctx.Kxv if ctx.Kxv is not None else np.zeros_like(ctx.Dv))

@@ -68,8 +68,9 @@ def prepare(scenario, record=None) -> Prepared:
         raise ValueError("SprocketSpeed drivers need the kinematic drive of the builder (not yet wired)")
     m = vm.model
     idx = {n: k for k, n in enumerate(m.body_names)}
+    scale = spec.sprocket.assembly_radius if spec.powertrain.map_speed == "track" else 1.0
     drivetrain = Drivetrain(idx["chassis"], (idx[vm.sides["left"].sprocket], idx[vm.sides["right"].sprocket]),
-                            spec.powertrain.torque_map, spec.powertrain.brake_torque, sc.driver)
+                            spec.powertrain.torque_map, spec.powertrain.brake_torque, sc.driver, map_scale=scale)
     providers.append(drivetrain)
     system = AbsoluteSystem(m, providers=providers, coupling="diagonal")
     sim = Simulation(m, integrator=sc.integrator, step=sc.step, output_step=sc.output_step, solver=sc.solver,

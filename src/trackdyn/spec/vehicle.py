@@ -261,25 +261,45 @@ class StationSpec(SpecModel):
 
 
 class SuspensionSpec(SpecModel):
-    """Trailing-arm torsion-bar suspension, the same at every station."""
+    """Road-wheel suspension, the same at every station.
 
+    ``type = "torsion-arm"`` (default): trailing (or leading) arms on pivots
+    with torsion bars. ``type = "rigid"``: the road wheels turn on axles fixed
+    to the hull — a rigid rail with small road wheels (agapov-kovalev-pogorelov
+    Fig. 10a). The wheel centre is placed exactly as for an arm (station
+    ``pivot`` plus ``arm_length`` at ``design_angle``: the axle bracket), but
+    there is no arm body and no spring; ``arm_mass``, ``arm_inertia``,
+    ``torsion`` and ``damper`` are then not used (and dampers are refused).
+    """
+
+    type: Literal["torsion-arm", "rigid"] = Field("torsion-arm", description="suspension template")
     stations: tuple[StationSpec, ...] = Field(min_length=1, description="front to rear")
     arm_length: Positive = Field(description="pivot to wheel centre, m")
     design_angle: Finite = Field(description="arm angle below horizontal at assembly, rad")
     trailing: bool = Field(True, description="the wheel is behind its pivot")
-    arm_mass: Positive = Field(description="kg")
-    arm_inertia: Inertia = Field(description="kg m^2")
+    arm_mass: Positive | None = Field(None, description="kg (torsion-arm only)")
+    arm_inertia: Inertia | None = Field(None, description="kg m^2 (torsion-arm only)")
     wheel_radius: Positive = Field(description="m")
     wheel_width: Positive = Field(description="total width of the wheel pair (both halves and the gap), m")
     wheel_gap: NonNeg = Field(0.0, description="gap between the two halves (guide horns run in it), m")
     wheel_mass: Positive = Field(description="kg (both halves)")
     wheel_inertia: Inertia = Field(description="kg m^2")
     wheel_material: str = "wheel"
-    torsion: TorsionSpringSpec
+    torsion: TorsionSpringSpec | None = Field(None, description="torsion bar (torsion-arm only)")
     damper: DamperSpec | None = None
 
-    _i1 = field_validator("arm_inertia")(classmethod(lambda cls, v: _check_inertia(v)))
+    _i1 = field_validator("arm_inertia")(classmethod(lambda cls, v: v if v is None else _check_inertia(v)))
     _i2 = field_validator("wheel_inertia")(classmethod(lambda cls, v: _check_inertia(v)))
+
+    @model_validator(mode="after")
+    def _template(self):
+        if self.type == "torsion-arm":
+            missing = [f for f in ("arm_mass", "arm_inertia", "torsion") if getattr(self, f) is None]
+            if missing:
+                raise ValueError(f"a torsion-arm suspension needs {', '.join(missing)}")
+        elif any(s.damper for s in self.stations):
+            raise ValueError("a rigid suspension has no dampers (stations ask for one)")
+        return self
 
     @model_validator(mode="after")
     def _damper(self):
@@ -354,7 +374,10 @@ class PowertrainSpec(SpecModel):
     inner track by (1 - |s|) and brakes it with ``|s| brake_torque``.
     """
 
-    torque_map: tuple[tuple[NonNeg, Finite], ...] = Field(description="(sprocket speed rad/s, torque N m) pairs")
+    torque_map: tuple[tuple[NonNeg, Finite], ...] = Field(description="(speed, torque N m) pairs")
+    map_speed: Literal["sprocket", "track"] = Field(
+        "sprocket", description="abscissa of torque_map: sprocket speed in rad/s, or track speed in m/s "
+                                "(sprocket speed times the pin-circle radius)")
     brake_torque: NonNeg = Field(10000.0, description="per sprocket, N m")
 
     @field_validator("torque_map")

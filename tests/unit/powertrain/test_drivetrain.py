@@ -15,12 +15,12 @@ MAP = [[0.0, 9519.0], [0.88, 9519.0], [2.51, 7140.0], [5.01, 3570.0], [7.52, 237
        [20.04, 892.0]]
 
 
-def rig(driver):
+def rig(driver, scale=1.0):
     m = td.Model(gravity=(0, 0, 0))
     c = m.add_body("chassis", mass=1000.0, inertia=[100, 200, 250])
     sl = m.add_body("left.sprocket", mass=60.0, inertia=[1, 1.5, 1], pos=[0, 1, 0])
     sr = m.add_body("right.sprocket", mass=60.0, inertia=[1, 1.5, 1], pos=[0, -1, 0])
-    dt = Drivetrain(c.index, (sl.index, sr.index), MAP, 10000.0, driver)
+    dt = Drivetrain(c.index, (sl.index, sr.index), MAP, 10000.0, driver, map_scale=scale)
     s = AbsoluteSystem(m, providers=[dt])
     return s, dt
 
@@ -71,3 +71,12 @@ def test_velocity_jacobian_matches_finite_differences(seed):
     fd = fd_velocity_jacobian(Q, q, v, [0, 1], eps=1e-6)
     # central differences carry a round-off of ~1e-16 |Q| / eps
     assert np.allclose(Kv, fd, rtol=1e-5, atol=1e-5 * max(1.0, np.abs(fd).max()) + 1e-8 * np.abs(Q0).max())
+
+
+def test_map_against_track_speed():
+    """With map_speed = "track" the abscissa is ω_s times the pin-circle radius."""
+    s, dt = rig(FullThrottle(), scale=0.245)
+    v = np.zeros((3, 6))
+    v[1, 4] = v[2, 4] = 5.01 / 0.245
+    evaluate(s, dt, s.q0.copy(), v)
+    assert np.isclose(dt.out[0, 0], 3570.0, rtol=1e-9)
