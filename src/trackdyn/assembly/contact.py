@@ -24,7 +24,23 @@ import numpy as np
 
 from ..contact import ContactSystem, Material, shapes
 
-__all__ = ["vehicle_contact", "contact_material"]
+__all__ = ["vehicle_contact", "contact_material", "terrain_materials"]
+
+
+def terrain_materials(terrain) -> list:
+    """Every contact material a terrain (or a composite of terrains) uses."""
+    out, seen, stack = {}, set(), [terrain]
+    while stack:
+        t = stack.pop()
+        if id(t) in seen:
+            continue
+        seen.add(id(t))
+        for m in list(getattr(t, "materials", []) or []) + [getattr(t, "material", None)]:
+            if m is not None:
+                out[m.name] = m
+        parts = getattr(t, "parts", None)
+        stack.extend(parts() if callable(parts) else (parts or []))
+    return list(out.values())
 
 
 
@@ -93,6 +109,12 @@ def vehicle_contact(vm, terrain, **options) -> ContactSystem:
     cs.collide("wheels", "guides", True)
     cs.collide("sprocket", "pins", True)
     cs.collide("sprocket", "sprocket-guides", True)
+    # Kelvin-Voigt vehicle materials (wallin-shabana Table 2) meet any ground with their own parameters
+    for mat in mats.values():
+        if mat.kind != "smc":
+            for gm in terrain_materials(terrain):
+                if gm.kind == "smc":
+                    cs.set_pair(mat, gm, mat)
     cs.coupling("wheels", "plates", "diagonal")
     cs.coupling("wheels", "guides", "diagonal")
     cs.coupling("sprocket", "pins", "full")

@@ -16,6 +16,11 @@ Skid steering (steering s > 0 turns left): the inner track's throttle is
 scaled by ``1 - |s|`` and it is braked with ``|s|``. The torque's derivative
 with respect to the sprocket and chassis angular velocities enters the
 Newton matrix (the map's falling slope acts as a damper).
+
+A kinematic driver (:class:`~trackdyn.driver.SprocketSpeed`) replaces the map
+by a stiff speed servo ``T = K (ω_ref(t) - ω_s)`` with ``K = 1e6`` N m s/rad,
+implicit through its Jacobian: the sprocket follows the prescribed speed with
+an error of the load torque over K (0.01 rad/s at 10 kN m).
 """
 
 from __future__ import annotations
@@ -33,9 +38,12 @@ __all__ = ["Drivetrain"]
 BRAKE_SPEED = 0.05  # rad/s: regularisation of the brake torque's sign
 
 
+SERVO_GAIN = 1e6  # N m s/rad, prescribed sprocket speed
+
+
 @nb.njit(cache=True)
 def _drive_kernel(chassis, sprockets, R, omega_w, throttle, braking, map_w, map_t, map_scale, brake_torque,
-                  Q, Kx, Kv, out):
+                  servo_ref, servo_gain, Q, Kx, Kv, out):
     dX = np.zeros((3, 12))
     dV = np.zeros((3, 12))
     for e in range(sprockets.shape[0]):
@@ -64,6 +72,9 @@ def _drive_kernel(chassis, sprockets, R, omega_w, throttle, braking, map_w, map_
         th = math.tanh(ws / 0.05)
         T = throttle[e] * tm - braking[e] * brake_torque * th
         dT = throttle[e] * dtm - braking[e] * brake_torque * (1.0 - th * th) / 0.05
+        if servo_gain > 0.0:
+            T = servo_gain * (servo_ref - ws)
+            dT = -servo_gain
         out[e, 0] = T
         out[e, 1] = ws
         # ∂ω_s/∂ω̄_sprocket = A_sᵀ a ; ∂ω_s/∂ω̄_chassis = -ȳ
@@ -98,6 +109,7 @@ class Drivetrain:
         self.brake_torque = float(brake_torque)
         self.map_scale = float(map_scale)  # m of track per rad of sprocket when the map is against track speed
         self.driver = driver
+        self._servo_profile = driver.speed_profile() if getattr(driver, "kinematic", False) else None
         self.inputs = np.zeros(3)
         self.out = np.zeros((2, 2))
         self.throttle = np.zeros(2)
@@ -145,8 +157,13 @@ class Drivetrain:
             self.braking[inner] = min(1.0, br + s)
             self._staged = np.asarray(new_mem, dtype=float)
             self._step_key = key
+        if self.driver.kinematic:
+            ref, gain = float(self._servo_profile.value(st.t + ctx.h)), SERVO_GAIN
+        else:
+            ref, gain = 0.0, 0.0
         _drive_kernel(self.chassis, self.sprockets, ctx.kin.R, ctx.kin.omega_w, self.throttle, self.braking,
-                      self.map_w, self.map_t, self.map_scale, self.brake_torque, self.Q, self.Kx, self.Kv, self.out)
+                      self.map_w, self.map_t, self.map_scale, self.brake_torque, ref, gain, self.Q, self.Kx, self.Kv,
+                      self.out)
         if ctx.data is not None:
             FK.scatter_elements(self.body, self.Q, self.Kx, self.Kv, self.slot, ctx.cK, ctx.cD, st.v, ctx.f,
                                 ctx.data, ctx.Dv, ctx.Kxv if ctx.Kxv is not None else np.zeros_like(ctx.Dv))

@@ -64,8 +64,6 @@ def prepare(scenario, record=None) -> Prepared:
     contact = vehicle_contact(vm, terrain)
     providers = [contact, ShoeTensions(vm.sides)]
     drivetrain = None
-    if getattr(sc.driver, "kinematic", False):
-        raise ValueError("SprocketSpeed drivers need the kinematic drive of the builder (not yet wired)")
     m = vm.model
     idx = {n: k for k, n in enumerate(m.body_names)}
     scale = spec.sprocket.assembly_radius if spec.powertrain.map_speed == "track" else 1.0

@@ -80,3 +80,23 @@ def test_map_against_track_speed():
     v[1, 4] = v[2, 4] = 5.01 / 0.245
     evaluate(s, dt, s.q0.copy(), v)
     assert np.isclose(dt.out[0, 0], 3570.0, rtol=1e-9)
+
+
+def test_prescribed_sprocket_speed_servo():
+    """SprocketSpeed: a stiff implicit servo; the sprocket follows the ramp within load/gain."""
+    from trackdyn.driver import SprocketSpeed
+
+    m = td.Model(gravity=(0, 0, 0))
+    c = m.add_body("chassis", mass=1000.0, inertia=[100, 200, 250])
+    m.add_joint(td.Fixed(m.ground, c, name="hold"))
+    sl = m.add_body("left.sprocket", mass=60.0, inertia=[1, 1.5, 1], pos=[0, 1, 0])
+    sr = m.add_body("right.sprocket", mass=60.0, inertia=[1, 1.5, 1], pos=[0, -1, 0])
+    for b, nm, y in ((sl, "l", 1.0), (sr, "r", -1.0)):
+        m.add_joint(td.Revolute(c, b, point=[0, y, 0], axis=[0, 1, 0], name=f"axle_{nm}"))
+        m.add_force(td.RSDA(c, b, axis=[0, 1, 0], damping=50.0, name=f"drag_{nm}"))  # a load torque 50 ω
+    dt = Drivetrain(c.index, (sl.index, sr.index), MAP, 10000.0, SprocketSpeed.ramp(0.1, 0.6, 25.0))
+    res = td.Simulation(m, step=1e-3, output_step=1e-2, providers=[dt]).run(1.0)
+    w = res["left.sprocket.omega.y"]
+    exact = np.interp(res.t, [0.1, 0.6], [0.0, 25.0])
+    # the servo error is the load torque over the gain (plus the ramp's inertia torque)
+    assert np.max(np.abs(w - exact)[res.t > 0.05]) < (50 * 25 + 1.5 * 50) / 1e6 * 2
