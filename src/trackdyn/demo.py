@@ -1,9 +1,9 @@
 """The README's first command: a short, real simulation that writes a results folder and shows it.
 
-Until the vehicle model lands, the demo is a 64-link track chain (thesis shoe
-data, Table 3.6) released from horizontal about a fixed pin. Every link
-carries its visual shapes (a shoe plate and its pin), so the run's folder
-holds everything the side-view animation and the 3-D viewer need.
+The M113 of the thesis (korner-2024, spec ``m113``) starts on flat concrete
+1.4 m before a 0.4 m timber step, settles briefly with its brakes on, then
+drives over the step at full throttle. The run's folder holds the results,
+the side-view animation and the 3-D viewer page.
 """
 
 from __future__ import annotations
@@ -12,39 +12,36 @@ from pathlib import Path
 
 import numpy as np
 
-from .sim.simulation import Simulation
-from .testing import problems as P
-from .viz import shapes as S
+__all__ = ["run_demo", "demo_scenario"]
 
-__all__ = ["run_demo", "chain_model"]
-
-SHOE_COLOR = "#4a5560"
-PIN_COLOR = "#c0a060"
+STEP_HEIGHT = 0.4
+STEP_X = 0.6
 
 
-def chain_model():
-    """The 64-link chain of :func:`trackdyn.testing.problems.chain` with shoe and pin shapes."""
-    m = P.chain(**P.CHAIN64)
-    pitch = P.CHAIN64["pitch"]
-    shoe = S.Box(size=(0.92 * pitch, 0.38, 0.03), color=SHOE_COLOR)
-    grouser = S.Box(size=(0.25 * pitch, 0.38, 0.025), center=(0.0, 0.0, -0.027), color=SHOE_COLOR)
-    pin = S.Cylinder(radius=0.018, length=0.42, axis=(0, 1, 0), center=(-0.5 * pitch, 0, 0), color=PIN_COLOR)
-    for k in range(P.CHAIN64["n_links"]):
-        for shape in (shoe, grouser, pin):
-            m.add_visual(f"link[{k}]", shape)
-    # the fixed pin's bracket
-    m.add_visual(m.ground, S.Box(size=(0.08, 0.5, 0.08), color="#303030"))
-    return m
+def demo_scenario(t_end: float = 5.0):
+    """The demo's :class:`~trackdyn.spec.scenario.Scenario`."""
+    from .contact import Material
+    from .driver import FullThrottle
+    from .spec.scenario import Scenario
+    from .terrain import Flat, Step
+
+    concrete = Material("concrete", young=2e10, poisson=0.3, restitution=0.1, friction=0.8)
+    timber = Material("timber", young=1e10, poisson=0.3, restitution=0.1, friction=0.8)  # TOP 2-2-611, thesis §4.2.2
+    terrain = Flat(material=concrete) + Step(STEP_HEIGHT, x=STEP_X, material=timber)
+    return Scenario(vehicle="m113", terrain=terrain, driver=FullThrottle(delay=0.5), t_end=t_end, step=5e-4,
+                    output_step=0.02, name="demo-m113-step")
 
 
-def run_demo(out, t_end: float = 3.0, progress=False, animation: bool = True, viewer: bool = True) -> dict:
-    """Simulate the chain for ``t_end`` s and write its results folder, animation and viewer page.
+def run_demo(out, t_end: float = 5.0, progress=False, animation: bool = True, viewer: bool = True) -> dict:
+    """Run the demo scenario and write its results folder, animation and viewer page.
 
     Parameters
     ----------
     out : path
         Results folder (``timeseries.parquet``, ``metadata.json``,
-        ``scene.json``, ``chain.png``, ``animation.gif``, ``view.html``).
+        ``scene.json``, ``path.png``, ``animation.gif``, ``view.html``).
+    t_end : float
+        Simulated time, s.
     progress : bool or callable
         ``True`` shows a progress bar on a terminal; a callable is used as the
         run's callback.
@@ -55,13 +52,17 @@ def run_demo(out, t_end: float = 3.0, progress=False, animation: bool = True, vi
     -------
     dict
         ``status``, ``out``, ``files``, ``steps``, ``sim_time_s``,
-        ``wall_time_s``, ``lowest_tip_z_m``, ``animation``, ``viewer``.
+        ``wall_time_s``, ``climbed``, ``animation``, ``viewer``.
     """
+    from .sim.run import prepare
+
     out = Path(out)
-    m = chain_model()
-    sim = Simulation(m, step=5e-4, output_step=1e-2)
-    sim.recorder.extra_metadata["scenario"] = {"name": "demo-chain64", "t_end": t_end,
-                                               "description": "64-link track chain released from horizontal"}
+    sc = demo_scenario(t_end)
+    prep = prepare(sc, record=["chassis.*", "driver.*", "left.*.pos.*", "left.*.quat.*", "right.*.pos.*",
+                               "right.*.quat.*", "left.sprocket.*", "contact.count"])
+    sim = prep.sim
+    sim.recorder.extra_metadata["scenario"] = {**sc.to_dict(), "description":
+                                               f"M113 climbing a {STEP_HEIGHT} m step at full throttle"}
     callback = progress if callable(progress) else None
     if progress is True:
         from .cli.progress import RunProgress
@@ -72,32 +73,26 @@ def run_demo(out, t_end: float = 3.0, progress=False, animation: bool = True, vi
         res = sim.run(t_end, callback=callback, out=out)
     files = [str(out / f) for f in res.metadata.get("files", [])]
     warnings = list(res.metadata.get("warnings", []))
-    n = P.CHAIN64["n_links"]
-    tip_z = float(np.min(res[f"link[{n - 1}].pos.z"]))
+    x, z = res["chassis.pos.x"], res["chassis.pos.z"]
+    climbed = bool(x[-1] - prep.spec.chassis.com[0] > STEP_X + 1.0 and z[-1] - z[0] > 0.8 * STEP_HEIGHT)
     summary = {"status": res.status, "out": str(out), "files": files, "steps": sim.steps,
-               "sim_time_s": sim.state.t, "wall_time_s": sim.wall_time, "lowest_tip_z_m": tip_z,
+               "sim_time_s": sim.state.t, "wall_time_s": sim.wall_time, "climbed": climbed,
                "animation": None, "viewer": None}
     from .viz.plots import paths_xz, save_figure
 
-    every = max(1, int(round(0.25 / 1e-2)))
-    paths = {}
-    for i in range(0, len(res.t), every):
-        x = [0.0] + [res[f"link[{k}].pos.x"][i] for k in range(n)]
-        z = [0.0] + [res[f"link[{k}].pos.z"][i] for k in range(n)]
-        paths[f"{res.t[i]:.2f} s"] = (x, z)
-    fig = paths_xz(paths, title="64-link chain released from horizontal")
-    files.append(str(save_figure(fig, out / "chain.png", dpi=100)))
+    fig = paths_xz({"chassis centre of mass": (x, z)}, title=f"M113 over a {STEP_HEIGHT} m step")
+    files.append(str(save_figure(fig, out / "path.png", dpi=100)))
     if animation:
         from .viz.animate import animate
 
-        info = animate(res, out / "animation.gif", fps=15, size=(640, 480))
+        info = animate(res, out / "animation.gif", fps=12, size=(720, 400))
         summary["animation"] = info["out"]
         warnings += info["warnings"]
         files.append(info["out"])
     if viewer:
         from .viz.viewer import write_viewer
 
-        info = write_viewer(res, out / "view.html", title="trackdyn demo: 64-link chain")
+        info = write_viewer(res, out / "view.html", title=f"trackdyn demo: M113 over a {STEP_HEIGHT} m step")
         summary["viewer"] = info["out"]
         files.append(info["out"])
     summary["files"] = files

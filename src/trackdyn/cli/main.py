@@ -102,10 +102,10 @@ def bench(
 @app.command()
 def demo(
     out: Path = typer.Option(Path("trackdyn-demo"), "--out", help="Results folder to write."),
-    t_end: float = typer.Option(3.0, "--t-end", help="Simulated time, s."),
+    t_end: float = typer.Option(5.0, "--t-end", help="Simulated time, s."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ):
-    """Simulate a 64-link track chain falling from horizontal; write its results folder, animation and 3-D viewer page."""
+    """Drive the M113 over a 0.4 m step; write its results folder, animation and 3-D viewer page."""
     from ..demo import run_demo
 
     summary = run_demo(out, t_end=t_end, progress=not as_json)

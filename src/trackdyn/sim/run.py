@@ -47,6 +47,7 @@ def prepare(scenario, record=None) -> Prepared:
     """Build everything a scenario needs, without running it."""
     from ..assembly.contact import vehicle_contact
     from ..assembly.outputs import ShoeTensions
+    from ..assembly.visuals import add_vehicle_visuals
     from ..powertrain import Drivetrain
 
     sc = scenario
@@ -61,6 +62,7 @@ def prepare(scenario, record=None) -> Prepared:
     ground = _ground_under(terrain, sc.start_x + xs.min(), sc.start_x + xs.max(), (y, -y))
     z0 = ground + sc.drop - geo.ground_z()
     vm = build_vehicle(spec, origin=(sc.start_x, 0.0, z0), geometry=geo, speed=sc.speed)
+    add_vehicle_visuals(vm)
     contact = vehicle_contact(vm, terrain)
     providers = [contact, ShoeTensions(vm.sides)]
     drivetrain = None

@@ -1,0 +1,48 @@
+"""Visual shapes of a built vehicle (drawn by the animation and the 3-D viewer; no effect on dynamics)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..viz import shapes as V
+
+__all__ = ["add_vehicle_visuals"]
+
+HULL = "#6b7a5a"
+SHOE = "#3c4248"
+WHEEL = "#2a2a2a"
+HUB = "#8a8f94"
+SPROCKET = "#9a8a60"
+
+
+def add_vehicle_visuals(vm) -> None:
+    """Attach hull boxes, wheels, arms, sprockets and shoes to the bodies of ``vm.model``."""
+    spec, m = vm.spec, vm.model
+    com = np.asarray(spec.chassis.com)
+    for box in spec.chassis.hull:
+        m.add_visual("chassis", V.Box(size=tuple(box.size), center=tuple(np.asarray(box.center) - com), color=HULL))
+    sus, sh, sp = spec.suspension, spec.shoes, spec.sprocket
+    half = 0.5 * (sus.wheel_width - sus.wheel_gap)
+    off = 0.25 * (sus.wheel_width + sus.wheel_gap)
+    shoe_pad = V.Box(size=(sh.pad_length, sh.width, sh.bottom), center=(0.0, 0.0, -0.5 * sh.bottom), color=SHOE)
+    shoe_body = V.Box(size=(0.95 * sh.pitch, 0.8 * sh.width, sh.top), center=(0.0, 0.0, 0.5 * sh.top), color=SHOE)
+    horn = V.Box(size=(sh.guide_length, sh.guide_width, sh.guide_height),
+                 center=(0.0, 0.0, sh.top + 0.5 * sh.guide_height), color=HUB)
+    for side in vm.sides.values():
+        for name in side.shoes:
+            for s in (shoe_pad, shoe_body, horn):
+                m.add_visual(name, s)
+        for name in side.wheels:
+            for y in (off, -off):
+                m.add_visual(name, V.Cylinder(radius=sus.wheel_radius, length=half, axis=(0, 1, 0),
+                                              center=(0.0, y, 0.0), color=WHEEL))
+        for name in side.arms:
+            m.add_visual(name, V.Box(size=(sus.arm_length, 0.06, 0.06), color=HUB))
+        m.add_visual(side.idler, V.Cylinder(radius=spec.idler.radius, length=spec.idler.width, axis=(0, 1, 0),
+                                            color=WHEEL))
+        for name in side.rollers:
+            m.add_visual(name, V.Cylinder(radius=spec.rollers.radius, length=spec.rollers.width, axis=(0, 1, 0),
+                                          color=WHEEL))
+        for y in (0.5 * sp.gear_separation, -0.5 * sp.gear_separation):
+            m.add_visual(side.sprocket, V.sprocket(sp.n_teeth, sp.addendum_radius, sp.arc_radius, sp.arc_centre_radius,
+                                                   width=0.03, offset=y, color=SPROCKET))
