@@ -19,6 +19,7 @@ PID(speed=4.2, ...)
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -40,9 +41,23 @@ class Observation:
 
 
 class Driver:
-    """Base class. Subclasses implement :meth:`inputs`."""
+    """Base class. Subclasses implement :meth:`inputs`.
+
+    Numeric parameters are checked on construction: a ``ValueError`` names the
+    driver, the parameter, the value and the reason.
+    """
 
     kinematic = False
+
+    def __post_init__(self):
+        for f in dataclasses.fields(self):
+            if f.name.startswith("_") or f.type not in ("float", "float | None"):
+                continue
+            val = getattr(self, f.name)
+            if val is None and f.type == "float | None":
+                continue
+            if isinstance(val, bool) or not isinstance(val, (int, float)) or not math.isfinite(val):
+                raise ValueError(f"{type(self).__name__}.{f.name} = {val!r}: expected a finite number")
 
     def memory_size(self) -> int:
         return 0
@@ -142,6 +157,7 @@ class Scripted(Driver):
     _p: tuple = field(default=(), repr=False)
 
     def __post_init__(self):
+        super().__post_init__()
         self._p = tuple(as_profile(v, f"Scripted.{k}") for k, v in
                         (("throttle", self.throttle), ("steering", self.steering), ("braking", self.braking)))
 

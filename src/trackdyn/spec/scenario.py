@@ -102,7 +102,15 @@ class Scenario:
         if self.fidelity not in FIDELITIES:
             raise ValueError(f"scenario.fidelity = {self.fidelity!r}: choose one of {FIDELITIES}")
         if self.record is not None:
-            set_(self, "record", tuple(self.record))
+            rec = (self.record,) if isinstance(self.record, str) else self.record
+            if not isinstance(rec, (list, tuple)) or not all(isinstance(r, str) for r in rec):
+                raise ValueError(f"scenario.record = {self.record!r}: expected glob patterns (strings)")
+            set_(self, "record", tuple(rec))
+        for name in ("integrator", "solver", "name"):
+            if not isinstance(getattr(self, name), str):
+                raise ValueError(f"scenario.{name} = {getattr(self, name)!r}: expected a string")
+        if not isinstance(self.options, dict):
+            raise ValueError(f"scenario.options = {self.options!r}: expected a table")
         from ..driver import Driver
 
         if self.driver is None:
@@ -162,24 +170,31 @@ def _terrain_from(table, where="terrain"):
     kind = str(table["type"])
     if kind == "composite":
         parts = params.pop("parts", [])
-        if not parts:
+        if not isinstance(parts, list) or not parts:
             raise ValueError(f"scenario.{where}.parts: a composite needs parts")
         out = None
         for k, p in enumerate(parts):
             t = _terrain_from(p, f"{where}.parts[{k}]")
             out = t if out is None else out + t
         return out
+    if not kind or not kind.replace("-", "").replace("_", "").isalnum():
+        raise ValueError(f"scenario.{where}.type = {kind!r}: unknown terrain")
     cls_name = "".join(w.capitalize() for w in kind.replace("_", "-").split("-"))
     cls = getattr(T, cls_name, None)
-    if cls is None:
+    if cls is None or not isinstance(cls, type):
         raise ValueError(f"scenario.{where}.type = {kind!r}: unknown terrain")
     if "material" in params:
         from ..contact import Material
 
-        params["material"] = Material(**params["material"])
+        if not isinstance(params["material"], dict):
+            raise ValueError(f"scenario.{where}.material = {params['material']!r}: expected a table")
+        try:
+            params["material"] = Material(**params["material"])
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"scenario.{where}.material: {err}") from None
     try:
         return cls(**params)
-    except TypeError as err:
+    except (TypeError, ValueError, ArithmeticError) as err:
         raise ValueError(f"scenario.{where}: {err}") from None
 
 
@@ -193,28 +208,42 @@ def _driver_from(table):
         raise ValueError(f"scenario.driver.type = {kind!r}: choose one of {sorted(_DRIVERS)}")
     params = {k: v for k, v in table.items() if k != "type"}
     cls = getattr(D, _DRIVERS[kind])
-    if kind == "sprocket-speed" and "ramp" in params:
-        t0, t1, w = params.pop("ramp")
-        return D.SprocketSpeed.ramp(t0, t1, w)
     try:
-        return cls(**params)
-    except TypeError as err:
+        if kind == "sprocket-speed" and "ramp" in params:
+            t0, t1, w = params.pop("ramp")
+            return D.SprocketSpeed.ramp(float(t0), float(t1), float(w))
+        drv = cls(**params)
+    except (TypeError, ValueError, ArithmeticError) as err:
         raise ValueError(f"scenario.driver: {err}") from None
+    for k, v in params.items():
+        if isinstance(v, bool) or (not isinstance(v, (int, float, str)) and v is not None and kind != "scripted"):
+            raise ValueError(f"scenario.driver.{k} = {v!r}: expected a number")
+        if isinstance(v, float) and not math.isfinite(v):
+            raise ValueError(f"scenario.driver.{k} = {v!r}: must be finite")
+    return drv
 
 
 def scenario_from_dict(data: dict) -> "Scenario":
     """A Scenario from a plain mapping (a parsed scenario file); errors name the field."""
     if not isinstance(data, dict):
         raise ValueError("scenario: the top level must be a table")
-    d = dict(data.get("scenario", {}))
+    sc = data.get("scenario", {})
+    if not isinstance(sc, dict):
+        raise ValueError(f"scenario.scenario = {sc!r}: expected a table")
+    d = dict(sc)
     unknown = set(data) - {"scenario", "terrain", "driver", "vehicle"}
     if unknown:
         raise ValueError(f"scenario: unknown table(s) {sorted(unknown)}")
     if "vehicle" in data:
         from .vehicle import validate_spec
 
-        d["vehicle"] = validate_spec(data["vehicle"], source="scenario.vehicle") if isinstance(data["vehicle"], dict) \
-            else data["vehicle"]
+        veh = data["vehicle"]
+        if isinstance(veh, dict):
+            d["vehicle"] = validate_spec(veh, source="scenario.vehicle")
+        elif isinstance(veh, str):
+            d["vehicle"] = veh
+        else:
+            raise ValueError(f"scenario.vehicle = {veh!r}: expected a vehicle name or a spec table")
     if "terrain" in data:
         d["terrain"] = _terrain_from(data["terrain"])
     if "driver" in data:
