@@ -117,8 +117,13 @@ class Scenario:
             set_(self, "driver", _default_driver())
         elif not isinstance(self.driver, Driver):
             raise ValueError(f"scenario.driver = {self.driver!r}: expected a driver (td.drivers.*)")
-        if self.terrain is not None and not hasattr(self.terrain, "profile"):
-            raise ValueError(f"scenario.terrain = {self.terrain!r}: expected a terrain (td.terrain.*)")
+        if self.terrain is not None:
+            from ..terrain.base import as_terrain
+
+            try:
+                set_(self, "terrain", as_terrain(self.terrain))
+            except (TypeError, ValueError):
+                raise ValueError(f"scenario.terrain = {self.terrain!r}: expected a terrain (td.terrain.*)") from None
         if not isinstance(self.vehicle, str) and not hasattr(self.vehicle, "model_dump"):
             raise ValueError(f"scenario.vehicle = {self.vehicle!r}: expected a VehicleSpec or a vehicle name")
 
@@ -148,6 +153,10 @@ def _default_driver():
 def _describe(obj):
     if obj is None:
         return None
+    if hasattr(obj, "height") and hasattr(obj, "profile"):
+        from ..terrain.describe import describe
+
+        return describe(obj)
     if hasattr(obj, "to_dict"):
         try:
             return obj.to_dict()
@@ -162,40 +171,10 @@ _DRIVERS = {"full-throttle": "FullThrottle", "pid": "PID", "brake": "Brake", "id
 
 
 def _terrain_from(table, where="terrain"):
-    from .. import terrain as T
+    from ..terrain.base import as_terrain
+    from ..terrain.describe import build
 
-    if not isinstance(table, dict) or "type" not in table:
-        raise ValueError(f"scenario.{where}: expected a table with a 'type' key")
-    params = {k: v for k, v in table.items() if k != "type"}
-    kind = str(table["type"])
-    if kind == "composite":
-        parts = params.pop("parts", [])
-        if not isinstance(parts, list) or not parts:
-            raise ValueError(f"scenario.{where}.parts: a composite needs parts")
-        out = None
-        for k, p in enumerate(parts):
-            t = _terrain_from(p, f"{where}.parts[{k}]")
-            out = t if out is None else out + t
-        return out
-    if not kind or not kind.replace("-", "").replace("_", "").isalnum():
-        raise ValueError(f"scenario.{where}.type = {kind!r}: unknown terrain")
-    cls_name = "".join(w.capitalize() for w in kind.replace("_", "-").split("-"))
-    cls = getattr(T, cls_name, None)
-    if cls is None or not isinstance(cls, type):
-        raise ValueError(f"scenario.{where}.type = {kind!r}: unknown terrain")
-    if "material" in params:
-        from ..contact import Material
-
-        if not isinstance(params["material"], dict):
-            raise ValueError(f"scenario.{where}.material = {params['material']!r}: expected a table")
-        try:
-            params["material"] = Material(**params["material"])
-        except (TypeError, ValueError) as err:
-            raise ValueError(f"scenario.{where}.material: {err}") from None
-    try:
-        return cls(**params)
-    except (TypeError, ValueError, ArithmeticError) as err:
-        raise ValueError(f"scenario.{where}: {err}") from None
+    return as_terrain(build(table, f"scenario.{where}"))
 
 
 def _driver_from(table):

@@ -126,3 +126,19 @@ def test_garbage_bytes_and_non_finite_json():
             except S.SpecError as err:
                 assert "(file)" in str(err) or "=" in str(err)
     assert math.isinf(float("1e999"))
+
+
+def test_terrain_descriptions_round_trip():
+    import numpy as np
+
+    import trackdyn as td
+    from trackdyn.terrain.describe import build, describe
+
+    cases = [td.terrain.Flat(z=0.1), td.terrain.Flat() + td.terrain.Step(0.3, x=3.0) + td.terrain.HalfRound(0.2, x=8.0),
+             td.terrain.Flat() + td.terrain.TrapezoidBarrier(height=0.76, top_length=0.76, slope=0.66, x=6.0),
+             td.terrain.Flat() + td.terrain.TrapezoidDitch(depth=0.76, top_length=3.0, slope=0.66, x=2.0),
+             ]
+    xs = np.linspace(-2.0, 15.0, 400)
+    for t in cases:
+        d = json.loads(json.dumps(describe(t)))
+        assert np.allclose(build(d).height(xs), t.height(xs))
