@@ -65,6 +65,10 @@ def register(app: typer.Typer) -> None:
             typer.echo(str(err), err=True)
             raise typer.Exit(1)
         summary.setdefault("status", "complete")
+        if summary["status"] != "complete":
+            # the diagnostic (time, worst body / joint, reason); the partial results stay in --out
+            summary.setdefault("error", res.metadata.get("error"))
+            typer.echo(f"run {summary['status']}: {summary['error']}", err=True)
         if out is not None:
             summary["out"] = str(out)
         if as_json:

@@ -3,10 +3,12 @@
 Each returns a JSON-ready dict of its figures (and the :class:`Result`).
 
 - ``settle`` (han-sander-mao §3.4): the vehicle starts just above flat
-  ground with its brakes on and comes to rest. Figures: static deflection of
-  every road wheel (wheel radius + shoe thickness - wheel centre height
-  above the ground), mean and per-shoe track tension, idler position, the
-  time the chassis took to settle.
+  ground (no throttle, no brake) and comes to rest, its track tensioned by the
+  procedure of korner-2024 §5.1 (constant push on a spring-less idler, then
+  the spring re-anchored at the idler's mean position). Figures: static
+  deflection of every road wheel (wheel radius + shoe thickness - wheel
+  centre height above the ground), mean (ITT) and per-shoe track tension,
+  idler position, the tensioning record, the time the chassis took to settle.
 - ``accelerate``: full throttle from rest on flat ground (μ 0.8) for
   ``t_end`` s after a short settle. Figures: speed at the end, distance,
   largest lateral drift, detracking, monotonic speed rise, sprocket torque
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..driver import PID, Brake, FullThrottle
+from ..driver import PID, FullThrottle, Idle
 from ..spec.scenario import Scenario
 from ..sim.run import prepare
 
@@ -51,10 +53,40 @@ def detracked(prep, res, tol: float = None) -> bool:
     return bad
 
 
-def settle(vehicle="m113", t_end: float = SETTLE_TIME, step: float = 5e-4, out=None, **kw) -> dict:
-    sc = Scenario(vehicle=vehicle, driver=Brake(), t_end=t_end, step=step, output_step=0.01, name="settle", **kw)
+def settle(vehicle="m113", t_end: float | None = None, step: float = 5e-4, out=None, tension: bool = True,
+           hold_time: float = 0.3, driver=None, **kw) -> dict:
+    """Settle on flat ground (no throttle, no brake); with ``tension`` (default) by the §5.1 procedure.
+
+    With a spring tensioner and ``tension=True`` the idler is first pushed
+    spring-less with the force that holds the spec's target tension until the
+    vehicle is at rest, its position averaged, and the spring re-anchored there
+    (:class:`~trackdyn.experiments.tensioning.Tensioning`, korner-2024 §5.1);
+    the run ends ``hold_time`` s after that (or at ``t_end``). Without it (or
+    with a locked tensioner) the vehicle settles for ``t_end`` s (default
+    :data:`SETTLE_TIME`). The mean shoe tension is the mean over the
+    averaging window (the thesis's ITT), or over the last 0.2 s.
+    """
+    from .tensioning import Tensioning, window_means
+
+    spec0 = vehicle if not isinstance(vehicle, str) else None
+    # no throttle and no brake: the sprocket turns freely, so the tension equalises across it (the brakes
+    # would lock in whatever tension difference the drop onto the ground left; on flat ground nothing rolls)
+    sc = Scenario(vehicle=vehicle, driver=driver if driver is not None else Idle(), t_end=t_end if t_end is not None else SETTLE_TIME, step=step,
+                  output_step=0.01, name="settle", **kw)
+    spec = sc.vehicle_spec() if spec0 is None else spec0
+    use_ten = bool(tension) and spec.idler.tensioner.mode == "spring" and sc.fidelity == "links"
+    if use_ten and t_end is None:
+        sc = sc.replace(t_end=4.0)  # the procedure ends the run; this is only the upper bound
     prep = prepare(sc)
-    res = prep.sim.run(t_end, out=out)
+    ten = Tensioning(prep) if use_ten else None
+
+    def stop(sim):
+        if ten is None:
+            return False
+        ten(sim)
+        return ten.phase == "locked" and sim.state.t >= ten.t_lock + hold_time - 1e-9
+
+    res = prep.sim.run(sc.t_end, callback=stop if ten is not None else None, out=out)
     spec = prep.spec
     sus, sh = spec.suspension, spec.shoes
     defl = {}
@@ -64,6 +96,12 @@ def settle(vehicle="m113", t_end: float = SETTLE_TIME, step: float = 5e-4, out=N
     tensions = {}
     for side in prep.vehicle.sides.values():
         tensions[side.name] = [float(res[f"{side.name}.shoe[{k}].tension"][-1]) for k in range(len(side.shoes))]
+    if ten is not None and ten.phase == "locked":
+        w = window_means(res, ten.t_free_end, ten.t_lock, spec.chassis.com)
+        mean_tension = {s: float(v) for s, v in w["itt_side_N"].items()}
+    else:
+        w = window_means(res, res.t[-1] - 0.2, res.t[-1], spec.chassis.com)
+        mean_tension = {s: float(v) for s, v in w["itt_side_N"].items()}
     z = res["chassis.pos.z"]
     settled = np.nonzero(np.abs(z - z[-1]) > 1e-3)[0]
     t_settle = float(res.t[settled[-1] + 1]) if len(settled) else 0.0
@@ -71,12 +109,16 @@ def settle(vehicle="m113", t_end: float = SETTLE_TIME, step: float = 5e-4, out=N
     names = prep.sim.system.body_names
     wheel_pen = [float(p) for a, b, p in zip(c["body_a"], c["body_b"], c["penetration"])
                  if (a >= 0 and "roadwheel" in names[a]) or (b >= 0 and "roadwheel" in names[b])]
+    status = res.status
+    if status == "stopped":  # the procedure ended the run as planned
+        status = "complete"
     return {
-        "scenario": "settle", "vehicle": spec.name, "status": res.status,
+        "scenario": "settle", "vehicle": spec.name, "status": status,
         "static_deflection_m": defl,
         "mean_deflection_m": float(np.mean(list(defl.values()))),
-        "mean_shoe_tension_N": {s: float(np.mean(v)) for s, v in tensions.items()},
+        "mean_shoe_tension_N": mean_tension,
         "shoe_tension_N": tensions,
+        "tensioning": ten.info() if ten is not None else None,
         "idler_x_m": {s: float(res[f"{s}.idler.pos.x"][-1] - res["chassis.pos.x"][-1]) for s in ("left", "right")},
         "max_wheel_shoe_penetration_m": max(wheel_pen) if wheel_pen else 0.0,
         "settle_time_s": t_settle,

@@ -20,6 +20,7 @@ from __future__ import annotations
 import platform
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 
@@ -53,13 +54,18 @@ class Simulation:
         Reuse an already built system (its pattern and symbolic factorisation).
     providers : sequence of ForceProvider
         Extra force sources such as contact (see :class:`~trackdyn.formulations.absolute.ForceProvider`).
+    monitor : bool or dict
+        Divergence checks after every step (:class:`~trackdyn.sim.monitor.DivergenceMonitor`):
+        ``True`` (default) with its default thresholds, a dict of thresholds
+        (``max_violation``, ``max_speed``, ``max_spin``, ``max_energy_jump``), or
+        ``False``.
     **options
         Passed to the integrator (e.g. ``max_recovery_speed``).
     """
 
     def __init__(self, model: Model, integrator: str = "euler-implicit-linearized", step: float = 1e-3,
                  output_step: float | None = None, solver: str = "direct", record=None,
-                 system=None, providers=(), **options):
+                 system=None, providers=(), monitor=True, **options):
         h = float(step)
         if not np.isfinite(h) or h <= 0:
             raise ValueError(f"Simulation: step must be positive, got {step!r}")
@@ -81,6 +87,15 @@ class Simulation:
         self.output_every = int(round(ratio))
         self.output_step = self.output_every * h
         self.state = self.system.initial_state()
+        if monitor is True or isinstance(monitor, dict):
+            from .monitor import DivergenceMonitor
+
+            self.monitor = DivergenceMonitor(self.system, **(monitor if isinstance(monitor, dict) else {}))
+        elif monitor is False or monitor is None:
+            self.monitor = None
+        else:
+            raise ValueError(f"Simulation: monitor = {monitor!r}: give True, False or a dict of thresholds")
+        self.last_good_state = None
         self.recorder = Recorder(self.system, record)
         self.wall_time = 0.0
         self.record_time = 0.0
@@ -95,9 +110,13 @@ class Simulation:
     def run(self, t_end: float, callback=None, out=None) -> Result:
         """Advance to ``t_end`` (s), sampling every ``output_step``; returns a :class:`Result`.
 
-        A step that fails (non-finite state, singular matrix) stops the run:
-        the result keeps the samples so far and ``metadata["status"]`` is
-        ``"diverged"`` with the diagnostic in ``metadata["error"]``.
+        A step that fails (non-finite state, singular matrix) or that the
+        divergence monitor rejects (joint violation, runaway speed or spin,
+        unexplained energy jump) stops the run: the result keeps the samples
+        so far, ``metadata["status"]`` is ``"diverged"`` with the diagnostic in
+        ``metadata["error"]``, and the last good state is kept in
+        :attr:`last_good_state` (and written to ``last_good_state.npz`` in
+        ``out``, loadable with :func:`trackdyn.io.checkpoint.load_state`).
         ``callback(sim)`` is called after every step; returning ``True`` stops.
         ``out`` (a folder) streams the samples there in chunks and finalises
         it atomically (:meth:`Recorder.open`); the result then reads from it.
@@ -120,12 +139,15 @@ class Simulation:
             for k in range(n_steps):
                 try:
                     new_state = self.integrator.step(self.state)
+                    if self.monitor is not None:
+                        self.monitor.check(self.state, new_state, self.h)
                     if (self.steps + 1) % self.output_every == 0:
                         t0 = clk()
                         rec.sample(new_state)
                         self.record_time += clk() - t0
                 except StepFailed as err:
                     status, error = "diverged", str(err)
+                    self.last_good_state = self.state.copy() if hasattr(self.state, "copy") else self.state
                     break
                 self.state = new_state
                 self.steps += 1
@@ -136,7 +158,15 @@ class Simulation:
             rec.abort(err)
             raise
         self.wall_time += clk() - start
-        return rec.result(self.metadata(status, error))
+        meta = self.metadata(status, error)
+        if status == "diverged":
+            meta["last_good_t"] = float(self.state.t)
+            if out is not None:
+                from ..io.checkpoint import save_state
+
+                save_state(Path(out) / "last_good_state.npz", self.state)
+                meta["last_good_state"] = "last_good_state.npz"
+        return rec.result(meta)
 
     def metadata(self, status="complete", error=None) -> dict:
         it = self.integrator

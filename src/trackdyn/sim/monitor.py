@@ -1,0 +1,89 @@
+"""Divergence monitor: stop a run that has gone wrong, with a diagnostic, before it returns nonsense.
+
+Checked after every accepted step (cheap: a few array reductions):
+
+- non-finite values anywhere in the state (the integrator already refuses a
+  non-finite step; this also catches non-finite multipliers and history);
+- a joint violated beyond ``max_violation`` (m, or rad for angular rows) —
+  the worst joint is named;
+- a body faster than ``max_speed`` (m/s) or spinning faster than
+  ``max_spin`` (rad/s) — the worst body is named;
+- a jump of kinetic energy that no force explains: more than
+  ``max_energy_jump`` times the work that the step's applied forces could do
+  (``h |f·v|`` summed) plus 1 J — the body that gained the most is named.
+
+A failed check raises :class:`~trackdyn.errors.StepFailed` with the time,
+the reason and the culprit; :class:`~trackdyn.sim.simulation.Simulation`
+then stops, keeps the partial results with ``status: "diverged"`` and keeps
+the last good state (written as ``last_good_state.npz`` in the results folder
+when there is one).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import StepFailed
+
+__all__ = ["DivergenceMonitor"]
+
+
+class DivergenceMonitor:
+    """Checks of a simulation after each step (see the module docstring)."""
+
+    def __init__(self, system, max_violation: float = 0.05, max_speed: float = 200.0, max_spin: float = 2000.0,
+                 max_energy_jump: float = 10.0):
+        self.system = system
+        self.max_violation = float(max_violation)
+        self.max_speed = float(max_speed)
+        self.max_spin = float(max_spin)
+        self.max_energy_jump = float(max_energy_jump)
+        s = system
+        self._m = s.mass
+        self._J = s.inertia
+        self.last_good = None
+
+    def kinetic(self, v) -> np.ndarray:
+        """Kinetic energy of each body, J."""
+        w = v[:, 3:]
+        return 0.5 * self._m * np.sum(v[:, :3] ** 2, axis=1) + 0.5 * np.einsum("bi,bij,bj->b", w, self._J, w)
+
+    def check(self, old, new, h: float) -> None:
+        """Raise StepFailed when the step ``old -> new`` diverged; else remember ``new`` as good."""
+        s = self.system
+        t = new.t
+        for name in ("q", "v", "lam"):
+            arr = getattr(new, name)
+            if not np.all(np.isfinite(arr)):
+                bad = np.argwhere(~np.isfinite(arr))[0]
+                who = s.body_names[bad[0]] if name in ("q", "v") else self._joint_of_row(int(bad[0]))
+                raise StepFailed(f"t = {t:.6g} s: non-finite {name} ({who})")
+        if s.nc and len(s.phi):
+            k = int(np.argmax(np.abs(s.phi)))
+            if abs(s.phi[k]) > self.max_violation:
+                raise StepFailed(f"t = {t:.6g} s: joint {self._joint_of_row(k)} violated by {abs(s.phi[k]):.3g} "
+                                 f"(limit {self.max_violation})")
+        speed = np.linalg.norm(new.v[:, :3], axis=1)
+        spin = np.linalg.norm(new.v[:, 3:], axis=1)
+        b = int(np.argmax(speed))
+        if speed[b] > self.max_speed:
+            raise StepFailed(f"t = {t:.6g} s: body {s.body_names[b]} at {speed[b]:.3g} m/s (limit {self.max_speed})")
+        b = int(np.argmax(spin))
+        if spin[b] > self.max_spin:
+            raise StepFailed(f"t = {t:.6g} s: body {s.body_names[b]} spinning at {spin[b]:.3g} rad/s "
+                             f"(limit {self.max_spin})")
+        dE = self.kinetic(new.v) - self.kinetic(old.v)
+        work = h * np.abs(np.sum(s.f * new.v, axis=1)) + h * np.abs(np.sum(s.f * old.v, axis=1))
+        # constraint forces move energy between bodies: compare totals, name the largest gainer
+        if dE.sum() > self.max_energy_jump * work.sum() + 1.0 and dE.sum() > 0.1 * self.kinetic(old.v).sum():
+            b = int(np.argmax(dE))
+            raise StepFailed(f"t = {t:.6g} s: kinetic energy jumped by {dE.sum():.3g} J in one step, more than "
+                             f"the applied forces can do ({work.sum():.3g} J); largest gain: body {s.body_names[b]}")
+        self.last_good = new
+
+    def _joint_of_row(self, r: int) -> str:
+        s = self.system
+        try:
+            return s.joint_names[int(s.row_joint[r])]
+        except (IndexError, ValueError):
+            return f"row {r}"
