@@ -27,7 +27,7 @@ from .mbs import (
     Universal,
 )
 from .sim import Result, Simulation
-from . import drivers, terrain, vehicles  # noqa: E402  (namespaces of the public API)
+from . import drivers, events, terrain, vehicles  # noqa: E402  (namespaces of the public API)
 from .spec.scenario import Scenario  # noqa: E402
 from .spec.vehicle import VehicleSpec  # noqa: E402
 from .sim.run import run  # noqa: E402
@@ -39,5 +39,5 @@ __all__ = [
     "RevoluteMotor", "LinearMotor",
     "TSDA", "RSDA", "Bushing", "PointForce", "PointTorque",
     "Simulation", "Result", "load",
-    "vehicles", "drivers", "terrain", "Scenario", "VehicleSpec", "run",
+    "vehicles", "drivers", "terrain", "events", "Scenario", "VehicleSpec", "run",
 ]

@@ -119,10 +119,12 @@ def demo(
 
 
 def _register_commands():
-    from . import results, run, study, vehicles, viz
+    from . import event, results, run, study, sweep, vehicles, viz
 
     vehicles.register(app)
     run.register(app)
+    event.register(app)
+    sweep.register(app)
     study.register(app)
     viz.register(app)
     results.register(app)

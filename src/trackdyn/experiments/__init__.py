@@ -1,8 +1,11 @@
 """Experiments: procedures that run many simulations and turn them into tables and figures.
 
-For now: convergence studies over step sizes × integrators × solvers
-(:mod:`.convergence`, thesis §4.1). Mobility procedures, limit searches and
-sweeps come later.
+Convergence studies over step sizes × integrators × solvers
+(:mod:`.convergence`, thesis §4.1); built-in vehicle scenarios
+(:mod:`.scenarios`); mobility events (:mod:`.events`, thesis chapter 4) made
+of trials (:mod:`.trials`) and limit searches (:mod:`.limits`); the §5.1
+tensioning procedure (:mod:`.tensioning`); parameter sweeps on Dask
+(:mod:`.sweep`). The public names of the events are in :mod:`trackdyn.events`.
 """
 
 from .convergence import (
