@@ -215,9 +215,18 @@ class AbsoluteSystem:
         self.row_slot12 = np.full((self.nc, 12, 12), -1, dtype=np.int64)
         for r in range(self.nc):
             self.row_slot12[r] = self._slots(self.row_body[r], joint_coupling == "full")
+        # compact int32 copies of the rotational blocks that the closed-form rows (CD, DP1) use
+        # (FK.constraint_stiffness_add): the per-step traffic of the full map costs more than its arithmetic
+        iu, ju = np.triu_indices(3)
+        self.row_rot_slot = np.stack([self.row_slot12[:, 3 + iu, 3 + ju], self.row_slot12[:, 9 + iu, 9 + ju]],
+                                     axis=1).astype(np.int32).reshape(self.nc, 2, 6)
+        self.row_cpl_slot = np.ascontiguousarray(self.row_slot12[:, 3:6, 9:12]).astype(np.int32)
         self._cs_Q = np.zeros((self.nc, 12))
         self._cs_Kx = np.zeros((self.nc, 12, 12))
         self._cs_Kv = np.zeros((self.nc, 12, 12))
+        self._cs_Q1 = np.zeros((1, 12))
+        self._cs_Kx1 = np.zeros((1, 12, 12))
+        self._cs_Kv1 = np.zeros((1, 12, 12))
         self._scratch_f = np.zeros((nb_, 6))
         self._scratch_v = np.zeros((nb_, 6))
         self._scratch_kxv = np.zeros((nb_, 6))
@@ -383,12 +392,13 @@ class AbsoluteSystem:
         """
         if self.nc == 0:
             return
-        self.constraint_forces(lam)
-        self._scratch_f[:] = 0.0
-        vv = self._scratch_v if v is None else v
-        kxv = self._scratch_kxv if v is None else self.Kxv
-        FK.scatter_elements(self.row_body, self._cs_Q, self._cs_Kx, self._cs_Kv, self.row_slot12, cK, 0.0,
-                            vv, self._scratch_f, data, self._scratch_f, kxv)
+        want_kxv = v is not None
+        FK.constraint_stiffness_add(
+            self.row_type, self.row_body, self.row_a, self.row_s, self.row_c, self.row_u, self.row_f, lam,
+            self.kin.pos, self.kin.R, self.row_slot12, self.row_rot_slot, self.row_cpl_slot, float(cK),
+            v if want_kxv else self._scratch_v, want_kxv,
+            data, self.Kxv if want_kxv else self._scratch_kxv, self._cs_Q1, self._cs_Kx1, self._cs_Kv1,
+        )
 
     def fill_jacobian(self, data):
         _scatter_rows(self.J, self.pattern.row_slot, data)

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from .block_ldl import BlockSolver
 from .iterative import BBSolver, MinresSolver, PSORSolver
-from .kkt import DirectSolver, KKTPattern
+from .kkt import DirectSolver, KKTPattern, ScalarDirectSolver
 
-__all__ = ["make_solver", "SOLVERS", "DirectSolver", "BlockSolver", "KKTPattern", "MinresSolver", "PSORSolver",
-           "BBSolver"]
+__all__ = ["make_solver", "SOLVERS", "DirectSolver", "ScalarDirectSolver", "BlockSolver", "KKTPattern",
+           "MinresSolver", "PSORSolver", "BBSolver"]
 
-SOLVERS = {"direct": DirectSolver, "direct-block": BlockSolver,
+SOLVERS = {"direct": DirectSolver, "direct-scalar": ScalarDirectSolver, "direct-block": BlockSolver,
            "minres": MinresSolver, "psor": PSORSolver, "bb": BBSolver}
 
 

@@ -115,3 +115,176 @@ def sym_upper_matvec(n, Ap, Ai, Ax, x, y):
             y[i] += Ax[p] * x[j]
             if i != j:
                 y[j] += Ax[p] * x[i]
+
+
+# --------------------------------------------------------------------------- supernodal
+# Index arithmetic below is unsigned (np.uint64): with signed offsets loaded from arrays, Numba wraps
+# negative indices at every access, which blocks vectorisation and costs about 5x in these loops.
+_FM = {"reassoc", "contract"}
+U0 = np.uint64(0)
+U1 = np.uint64(1)
+
+
+@nb.njit(cache=True, _nrt=False, fastmath=_FM)
+def supernodal_factor(A, X, Dg, G, flag, n_sn, sn_w, sn_nr, sn_start, sn_off, e_ptr, e_size, e_row, gd_ptr, gd_end,
+                      ge_ptr, ge_end, g_src, g_dst, pp, u_dst, u_nr, u_dflag):
+    """Right-looking supernodal LDLᵀ (layout and maps: :class:`trackdyn.linsolve.kkt._Supernodes`).
+
+    ``X`` holds, per supernode J, a column-major block of ``sn_nr[J]`` rows
+    and ``sn_w[J]`` columns: its diagonal block then its row units. All
+    values are gathered from ``A`` (upper CSC, permuted) first; a row unit
+    whose values are all zero is not flagged. Then for each supernode in
+    elimination order: dense LDLᵀ of its columns (unit lower L, pivots into
+    ``Dg``), and for every pair of flagged row units (i <= k) the update
+    ``L_k D L_iᵀ`` subtracted from the block of the supernode owning unit i
+    (which becomes flagged). Row units that stay unflagged are zero blocks
+    of this step: they cost nothing. ``G`` is scratch (>= max rows x widest row unit);
+    ``flag`` has one spare slot at the end (target of updates of diagonal
+    blocks). All index arrays are uint64. Returns -1 or the permuted index
+    of a zero or non-finite pivot.
+    """
+    for i in range(X.shape[0]):
+        X[i] = 0.0
+    for J in range(U0, n_sn):
+        for g in range(gd_ptr[J], gd_end[J]):
+            X[g_dst[g]] = A[g_src[g]]
+        for e in range(e_ptr[J], e_ptr[J + U1]):
+            nz = False
+            for g in range(ge_ptr[e], ge_end[e]):
+                val = A[g_src[g]]
+                X[g_dst[g]] = val
+                nz = nz or val != 0.0
+            flag[e] = nz
+    for J in range(U0, n_sn):
+        w = sn_w[J]
+        nr = sn_nr[J]
+        off = sn_off[J]
+        s0 = sn_start[J]
+        e0 = e_ptr[J]
+        e1 = e_ptr[J + U1]
+        # rows beyond the last flagged row unit are zero: leave them out
+        nre = w
+        for e in range(e0, e1):
+            if flag[e]:
+                nre = e_row[e] + e_size[e]
+        # dense right-looking LDLᵀ of the panel (diagonal block and row units)
+        for j in range(U0, w):
+            cj = off + j * nr
+            d = X[cj + j]
+            if d == 0.0 or not np.isfinite(d):
+                return np.int64(s0 + j)
+            Dg[s0 + j] = d
+            for c in range(j + U1, w):
+                coef = X[cj + c] / d
+                cc = off + c * nr
+                for i in range(c, nre):
+                    X[cc + i] -= X[cj + i] * coef
+            inv = 1.0 / d
+            for i in range(j + U1, nre):
+                X[cj + i] *= inv
+        # updates of the ancestors: for each flagged row unit i, the columns of L D Lᵀ at rows >= i
+        for ei in range(e0, e1):
+            if not flag[ei]:
+                continue
+            ri = e_row[ei]
+            si = e_size[ei]
+            for c in range(U0, si):
+                gc = c * nr
+                for r in range(ri + c, nre):
+                    G[gc + r] = 0.0
+                for t in range(U0, w):
+                    ct = off + t * nr
+                    coef = X[ct + ri + c] * Dg[s0 + t]
+                    for r in range(ri + c, nre):
+                        G[gc + r] += coef * X[ct + r]
+            p0 = pp[ei]
+            for ek in range(ei, e1):
+                if not flag[ek]:
+                    continue
+                p = p0 + ek - ei
+                dst = u_dst[p]
+                nrp = u_nr[p]
+                rk = e_row[ek]
+                sk = e_size[ek]
+                for c in range(U0, si):
+                    gc = c * nr + rk
+                    xc = dst + c * nrp
+                    r_lo = c if ek == ei else U0
+                    for r in range(r_lo, sk):
+                        X[xc + r] -= G[gc + r]
+                flag[u_dflag[p]] = True
+    return np.int64(-1)
+
+
+@nb.njit(cache=True, _nrt=False, fastmath=_FM)
+def supernodal_solve_inplace(X, Dg, flag, n_sn, sn_w, sn_nr, sn_start, sn_off, e_ptr, e_size, e_gstart, e_row, y):
+    """Solve L D Lᵀ y = b in place (permuted order; y holds b on entry), skipping zero row units."""
+    for J in range(U0, n_sn):
+        w = sn_w[J]
+        nr = sn_nr[J]
+        off = sn_off[J]
+        s0 = sn_start[J]
+        for j in range(U0, w):
+            cj = off + j * nr
+            yj = y[s0 + j]
+            for i in range(j + U1, w):
+                y[s0 + i] -= X[cj + i] * yj
+        for e in range(e_ptr[J], e_ptr[J + U1]):
+            if not flag[e]:
+                continue
+            r0 = e_row[e]
+            g0 = e_gstart[e]
+            se = e_size[e]
+            for t in range(U0, w):
+                ct = off + t * nr + r0
+                yt = y[s0 + t]
+                for r in range(U0, se):
+                    y[g0 + r] -= X[ct + r] * yt
+    for k in range(y.shape[0]):
+        y[k] /= Dg[k]
+    for Jr in range(U0, n_sn):
+        J = n_sn - U1 - Jr
+        w = sn_w[J]
+        nr = sn_nr[J]
+        off = sn_off[J]
+        s0 = sn_start[J]
+        for e in range(e_ptr[J], e_ptr[J + U1]):
+            if not flag[e]:
+                continue
+            r0 = e_row[e]
+            g0 = e_gstart[e]
+            se = e_size[e]
+            for t in range(U0, w):
+                ct = off + t * nr + r0
+                acc = 0.0
+                for r in range(U0, se):
+                    acc += X[ct + r] * y[g0 + r]
+                y[s0 + t] -= acc
+        for jr in range(U0, w):
+            j = w - U1 - jr
+            cj = off + j * nr
+            acc = 0.0
+            for i in range(j + U1, w):
+                acc += X[cj + i] * y[s0 + i]
+            y[s0 + j] -= acc
+
+
+@nb.njit(cache=True, _nrt=False)
+def supernodal_solve_refined(n, Ap, Ai, data, X, Dg, flag, n_sn, sn_w, sn_nr, sn_start, sn_off, e_ptr, e_size,
+                             e_gstart, e_row, perm, rhs, out, work, work2, resid, refine):
+    """out = K⁻¹ rhs with ``refine`` steps of iterative refinement (K: upper CSC ``data``, permuted)."""
+    for k in range(n):
+        work[k] = rhs[perm[k]]
+        work2[k] = work[k]
+    supernodal_solve_inplace(X, Dg, flag, n_sn, sn_w, sn_nr, sn_start, sn_off, e_ptr, e_size, e_gstart, e_row,
+                             work2)
+    for _ in range(refine):
+        sym_upper_matvec(n, Ap, Ai, data, work2, resid)
+        for k in range(n):
+            resid[k] = work[k] - resid[k]
+        supernodal_solve_inplace(X, Dg, flag, n_sn, sn_w, sn_nr, sn_start, sn_off, e_ptr, e_size, e_gstart, e_row,
+                                 resid)
+        for k in range(n):
+            work2[k] += resid[k]
+    for k in range(n):
+        out[perm[k]] = work2[k]

@@ -32,7 +32,7 @@ import numpy as np
 
 from . import _ldl_kernels as K
 
-__all__ = ["KKTPattern", "DirectSolver", "unit_ordering"]
+__all__ = ["KKTPattern", "DirectSolver", "ScalarDirectSolver", "unit_ordering"]
 
 
 def unit_ordering(unit_size, unit_adj, unit_after):
@@ -249,26 +249,265 @@ class KKTPattern:
         been declared in ``pair_blocks`` unless one of them is the ground.
         """
         out = np.full((12, 12), -1, dtype=np.int64)
-        gl = []
-        for side, b in enumerate(bodies):
-            for k in range(6):
-                gl.append(6 * b + k if b >= 0 else -1)
-        for a in range(12):
-            for c in range(a, 12):
-                if gl[a] >= 0 and gl[c] >= 0:
-                    out[a, c] = self.slots(gl[a], gl[c])
+        gl = np.array([6 * b + k if b >= 0 else -1 for b in bodies for k in range(6)], dtype=np.int64)
+        # one vectorised look-up for the whole upper triangle (the model build calls this per element and row)
+        a, c = _TRIU12
+        ok = (gl[a] >= 0) & (gl[c] >= 0)
+        if ok.any():
+            out[a[ok], c[ok]] = self.slots(gl[a[ok]], gl[c[ok]])
         return out
 
 
+_TRIU12 = np.triu_indices(12)
+
+
+class _Supernodes:
+    """Symbolic supernodal structure of a :class:`KKTPattern` (computed once per pattern).
+
+    The units of the pattern (a body's 6 velocities, a joint's rows) are the
+    atoms: the block elimination tree is built on them and consecutive units
+    with nested structure (``struct(u) \\ {u+1} ⊆ struct(u+1)``, e.g. a shoe
+    and the pin eliminated right after it) are merged into supernodes; the
+    few entries of such a column outside its own structure are exact zeros. A
+    supernode J of width ``w`` (its columns, contiguous in the permuted order)
+    stores one dense row-major block of ``w + m`` rows and ``w`` columns: its
+    diagonal block (lower triangle) followed by its *row units* (the units of
+    its structure below it, ``m`` rows in all). Every index the numeric pass
+    needs is precomputed here: where each CSC value lands (``g_*``), and for
+    every pair of row units (i <= k) of a supernode D the block of the
+    supernode owning i that ``L_k D L_iᵀ`` updates (``u_*``, grouped by the
+    updating supernode D for the right-looking numeric pass).
+    """
+
+    def __init__(self, pattern: "KKTPattern", max_width: int = 96):
+        sizes = np.asarray(pattern.unit_sizes, dtype=np.int64)
+        starts = np.asarray(pattern.unit_starts, dtype=np.int64)
+        nu = len(sizes)
+        n = pattern.n
+        unit_of = np.repeat(np.arange(nu), sizes)
+        cols = np.repeat(np.arange(n), np.diff(pattern.Ap))
+        rows = pattern.Ai
+        ur, uc = unit_of[rows], unit_of[cols]
+        lower = [set() for _ in range(nu)]
+        for a, b in zip(np.minimum(ur, uc).tolist(), np.maximum(ur, uc).tolist()):
+            if a != b:
+                lower[a].add(b)
+        struct = [None] * nu
+        children = [[] for _ in range(nu)]
+        for u in range(nu):
+            st = set(lower[u])
+            for c in children[u]:
+                st |= struct[c]
+            st.discard(u)
+            struct[u] = st
+            if st:
+                children[min(st)].append(u)
+        # ----- supernodes: maximal runs of units with nested structure
+        sn_units = []
+        u = 0
+        while u < nu:
+            first = u
+            width = int(sizes[u])
+            while (u + 1 < nu and (u + 1) in struct[u] and (struct[u] - {u + 1}) <= struct[u + 1]
+                   and width + int(sizes[u + 1]) <= max_width):
+                u += 1
+                width += int(sizes[u])
+            sn_units.append((first, u))
+            u += 1
+        ns = len(sn_units)
+        sn_of_unit = np.empty(nu, dtype=np.int64)
+        col_in = np.empty(nu, dtype=np.int64)  # local column (= row) of a unit within its supernode
+        sn_w = np.empty(ns, dtype=np.int64)
+        sn_start = np.empty(ns, dtype=np.int64)
+        for J, (a, b) in enumerate(sn_units):
+            sn_start[J] = starts[a]
+            w = 0
+            for uu in range(a, b + 1):
+                sn_of_unit[uu] = J
+                col_in[uu] = w
+                w += int(sizes[uu])
+            sn_w[J] = w
+        # ----- row units below each supernode and the storage layout (column-major per supernode)
+        e_ptr = np.zeros(ns + 1, dtype=np.int64)
+        e_unit, e_size, e_gstart, e_row = [], [], [], []
+        sn_off = np.zeros(ns + 1, dtype=np.int64)
+        sn_nr = np.zeros(ns, dtype=np.int64)
+        entry_of = [dict() for _ in range(ns)]
+        for J, (a, b) in enumerate(sn_units):
+            w = int(sn_w[J])
+            r = w
+            for k in sorted(struct[b]):
+                entry_of[J][k] = len(e_unit)
+                e_unit.append(k)
+                e_size.append(int(sizes[k]))
+                e_gstart.append(int(starts[k]))
+                e_row.append(r)
+                r += int(sizes[k])
+            e_ptr[J + 1] = len(e_unit)
+            sn_nr[J] = r
+            sn_off[J + 1] = sn_off[J] + r * w
+        n_e = len(e_unit)
+        # ----- gather map: CSC value -> storage position, grouped by supernode, diagonal block first,
+        # then by row unit (whose values decide whether it is non-zero this step)
+        g_dst = np.empty(len(rows), dtype=np.int64)
+        g_key = np.empty(len(rows), dtype=np.int64)
+        for p_, (i, j) in enumerate(zip(rows.tolist(), cols.tolist())):
+            if i > j:
+                i, j = j, i
+            ui, uj = unit_of[i], unit_of[j]
+            J = int(sn_of_unit[ui])
+            c = i - int(sn_start[J])
+            if sn_of_unit[uj] == J:
+                r = j - int(sn_start[J])
+                g_key[p_] = J + e_ptr[J]  # the diagonal block sorts before the row units of J
+            else:
+                e = entry_of[J][uj]
+                r = e_row[e] + (j - int(starts[uj]))
+                g_key[p_] = J + e + 1
+            g_dst[p_] = sn_off[J] + c * int(sn_nr[J]) + r
+        order = np.lexsort((g_dst, g_key))
+        keys = g_key[order]
+        self.g_src = order.astype(np.int64)
+        self.g_dst = g_dst[order]
+        self.gd_ptr = np.searchsorted(keys, np.arange(ns) + e_ptr[:-1]).astype(np.int64)
+        self.gd_end = np.searchsorted(keys, np.arange(ns) + e_ptr[:-1] + 1).astype(np.int64)
+        e_key = np.array([int(np.searchsorted(e_ptr, e, side="right")) - 1 for e in range(n_e)], dtype=np.int64)
+        self.ge_ptr = np.searchsorted(keys, e_key + np.arange(n_e) + 1).astype(np.int64)
+        self.ge_end = np.searchsorted(keys, e_key + np.arange(n_e) + 2).astype(np.int64)
+        # ----- update map: each pair (i <= k) of row units of a supernode D -> block of the supernode owning i
+        pp = np.zeros(max(n_e, 1), dtype=np.int64)
+        u_dst, u_nr, u_dflag = [], [], []
+        for D in range(ns):
+            es = list(range(e_ptr[D], e_ptr[D + 1]))
+            for x, ei in enumerate(es):
+                pp[ei] = len(u_dst)
+                i = e_unit[ei]
+                P = int(sn_of_unit[i])
+                nrP = int(sn_nr[P])
+                c0 = int(col_in[i])
+                for ek in es[x:]:
+                    k = e_unit[ek]
+                    if sn_of_unit[k] == P:
+                        r0 = int(col_in[k])
+                        df = -1
+                    else:
+                        df = entry_of[P][k]
+                        r0 = e_row[df]
+                    u_dst.append(int(sn_off[P]) + c0 * nrP + r0)
+                    u_nr.append(nrP)
+                    u_dflag.append(df)
+        self.pp = pp
+        self.u_dst = np.array(u_dst, dtype=np.int64)
+        self.u_nr = np.array(u_nr, dtype=np.int64)
+        self.u_dflag = np.array(u_dflag, dtype=np.int64)
+        self.n_sn = ns
+        self.n_units = nu
+        self.sn_w = sn_w
+        self.sn_nr = sn_nr
+        self.sn_start = sn_start
+        self.sn_off = sn_off
+        self.e_ptr = e_ptr
+        self.e_size = np.array(e_size, dtype=np.int64)
+        self.e_gstart = np.array(e_gstart, dtype=np.int64)
+        self.e_row = np.array(e_row, dtype=np.int64)
+        self.size = int(sn_off[-1])
+        self.max_rows = int(sn_nr.max()) if ns else 0
+        self.max_unit = int(sizes.max()) if nu else 0  # widest row unit (a joint may have more than 6 rows)
+        self.nnz_L = int(sum(int(sn_w[J]) * (int(sn_w[J]) - 1) // 2 + int(self.e_size[e_ptr[J]:e_ptr[J + 1]].sum())
+                             * int(sn_w[J]) for J in range(ns)))
+        # the kernels index with unsigned integers (see trackdyn.linsolve._ldl_kernels); updates of
+        # diagonal blocks flag the spare last slot
+        self.u_dflag[self.u_dflag < 0] = n_e
+        self.n_flags = n_e + 1
+        for name in ("sn_w", "sn_nr", "sn_start", "sn_off", "e_ptr", "e_size", "e_gstart", "e_row", "gd_ptr",
+                     "gd_end", "ge_ptr", "ge_end", "g_src", "g_dst", "pp", "u_dst", "u_nr", "u_dflag"):
+            setattr(self, name, getattr(self, name).astype(np.uint64))
+        self.n_sn_u = np.uint64(ns)
+
+
 class DirectSolver:
-    """Sparse LDLᵀ of a :class:`KKTPattern` matrix, symbolic analysis done once.
+    """Sparse LDLᵀ of a :class:`KKTPattern` matrix: supernodal, symbolic analysis done once.
 
     ``factor(data)`` refactors numerically; ``solve(rhs, out)`` solves with
     ``refine`` steps of iterative refinement. Work counters: ``n_factor``,
     ``n_solve``.
+
+    The numeric pass (:func:`trackdyn.linsolve._ldl_kernels.supernodal_factor`)
+    is right-looking over the supernodes of :class:`_Supernodes` with dense
+    kernels, and skips blocks that are zero in this step: a row unit of a
+    supernode whose values and updates are all zero (a contact coupling
+    block of bodies not touching now, and the fill it would cause) costs
+    nothing, in the factorisation and in the solves.
+
+    Same pivots as the scalar up-looking factorisation
+    (:class:`ScalarDirectSolver`, ``"direct-scalar"``), in another summation
+    order (results agree to round-off). On the M113 KKT matrix (1661
+    unknowns, 22k stored entries, 43k in L) a refactorisation takes 0.29 ms
+    against 1.03 ms for the scalar one (bench/README.md).
     """
 
     name = "direct"
+
+    def __init__(self, pattern: KKTPattern, refine: int = 1):
+        self.pattern = pattern
+        n = pattern.n
+        self.n = n
+        self.refine = int(refine)
+        self.sym = sym = _Supernodes(pattern)
+        self.X = np.zeros(max(sym.size, 1))
+        self.G = np.zeros(max(sym.max_rows * sym.max_unit, 1))  # one row unit's columns of L D Lᵀ
+        self.Dg = np.zeros(n)
+        self.flag = np.zeros(sym.n_flags, dtype=np.bool_)
+        self.work = np.empty(n, dtype=np.float64)
+        self.work2 = np.empty(n, dtype=np.float64)
+        self.resid = np.empty(n, dtype=np.float64)
+        self.data = None
+        self.n_factor = 0
+        self.n_solve = 0
+        self.last_residual = float("nan")
+
+    @property
+    def nnz_L(self) -> int:
+        return self.sym.nnz_L
+
+    @property
+    def D(self) -> np.ndarray:
+        """Pivots (diagonal of D) in elimination order."""
+        return self.Dg
+
+    def factor(self, data):
+        sm = self.sym
+        bad = K.supernodal_factor(
+            data, self.X, self.Dg, self.G, self.flag, sm.n_sn_u, sm.sn_w, sm.sn_nr, sm.sn_start, sm.sn_off, sm.e_ptr,
+            sm.e_size, sm.e_row, sm.gd_ptr, sm.gd_end, sm.ge_ptr, sm.ge_end, sm.g_src, sm.g_dst, sm.pp, sm.u_dst,
+            sm.u_nr, sm.u_dflag,
+        )
+        self.data = data
+        self.n_factor += 1
+        if bad >= 0:
+            old = int(self.pattern.perm[bad])
+            raise np.linalg.LinAlgError(f"zero or non-finite pivot at unknown {old} of the KKT matrix")
+
+    def solve(self, rhs, out):
+        p = self.pattern
+        sm = self.sym
+        K.supernodal_solve_refined(
+            self.n, p.Ap, p.Ai, self.data, self.X, self.Dg, self.flag, sm.n_sn_u, sm.sn_w, sm.sn_nr, sm.sn_start,
+            sm.sn_off, sm.e_ptr, sm.e_size, sm.e_gstart, sm.e_row, p.perm, rhs, out, self.work, self.work2, self.resid,
+            self.refine,
+        )
+        self.n_solve += 1
+        return out
+
+
+class ScalarDirectSolver:
+    """The scalar up-looking LDLᵀ (elimination tree, one column at a time) of a :class:`KKTPattern` matrix.
+
+    Same interface as :class:`DirectSolver`; kept as an independent reference
+    for tests of the supernodal factorisation.
+    """
+
+    name = "direct-scalar"
 
     def __init__(self, pattern: KKTPattern, refine: int = 1):
         self.pattern = pattern

@@ -643,6 +643,92 @@ def _apply_torque_on(e, side, T, dTx, R, b, Q, Kx):
 
 
 @nb.njit(cache=True)
+def _row_stiffness(r, e, row_type, row_body, row_a, row_s, row_c, row_u, row_f, lm, pos, R, Q, Kx, Kv,
+                   Dd, Ddx, Ddv, dF, dT, zero):
+    """Generalized force ``-Jᵀλ`` of row r and its position Jacobian into element e of Q, Kx, Kv."""
+    _clear_element(e, Q, Kx, Kv)
+    if lm == 0.0:
+        return
+    t = row_type[r]
+    bi = row_body[r, 0]
+    bj = row_body[r, 1]
+    for a in range(3):
+        for c in range(12):
+            dF[a, c] = 0.0
+            dT[a, c] = 0.0
+    if t == 0 or t == 4:  # DP1 / DP1R: torque T = λ (a_i × a_j) on j, -T on i
+        aib = _dp1_vector_i(r, t, row_a, row_u, row_f)
+        ajb = (row_a[r, 1, 0], row_a[r, 1, 1], row_a[r, 1, 2])
+        ai = mat_vec(R, bi, aib)
+        aj = mat_vec(R, bj, ajb)
+        T = vscale(lm, vcross(ai, aj))
+        # dT/dπ̄_i = λ ã_j A_i ã̄_i ; dT/dπ̄_j = -λ ã_i A_j ã̄_j  (columns: e_m)
+        for m in range(3):
+            em = (1.0 if m == 0 else 0.0, 1.0 if m == 1 else 0.0, 1.0 if m == 2 else 0.0)
+            dai = mat_vec(R, bi, vcross(em, aib))   # = -A_i ã̄_i e_m ... sign below
+            daj = mat_vec(R, bj, vcross(em, ajb))
+            # da_i/dπ̄_i e_m = A_i (e_m × ā_i) = -A_i (ā_i × e_m)
+            ci = vscale(lm, vcross(dai, aj))
+            cj = vscale(lm, vcross(ai, daj))
+            for k in range(3):
+                dT[k, 3 + m] = ci[k]
+                dT[k, 9 + m] = cj[k]
+        apply_torque(e, T, dT, zero, R, bi, bj, Q, Kx, Kv)
+    elif t == 3:  # CD: F = -λ c on j at s_j
+        c3 = (row_c[r, 0], row_c[r, 1], row_c[r, 2])
+        si = (row_s[r, 0, 0], row_s[r, 0, 1], row_s[r, 0, 2])
+        sj = (row_s[r, 1, 0], row_s[r, 1, 1], row_s[r, 1, 2])
+        apply_point_force(e, vscale(-lm, c3), dF, zero, R, bi, bj, si, sj, Q, Kx, Kv)
+    else:
+        si = (row_s[r, 0, 0], row_s[r, 0, 1], row_s[r, 0, 2])
+        sj = (row_s[r, 1, 0], row_s[r, 1, 1], row_s[r, 1, 2])
+        point_pair_jacobians(R, bi, bj, si, sj, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), Dd, Ddx, Ddv)
+        pi = vadd(row3(pos, bi), mat_vec(R, bi, si))
+        pj = vadd(row3(pos, bj), mat_vec(R, bj, sj))
+        d = vsub(pj, pi)
+        if t == 2:  # D: F = -2λ d
+            for a in range(3):
+                for c in range(12):
+                    dF[a, c] = -2.0 * lm * Dd[a, c]
+            apply_point_force(e, vscale(-2.0 * lm, d), dF, zero, R, bi, bj, si, sj, Q, Kx, Kv)
+        else:  # DP2: F = -λ a_i on j (and -F on i); torque -λ a_i × d on i
+            aib = (row_a[r, 0, 0], row_a[r, 0, 1], row_a[r, 0, 2])
+            ai = mat_vec(R, bi, aib)
+            for m in range(3):
+                em = (1.0 if m == 0 else 0.0, 1.0 if m == 1 else 0.0, 1.0 if m == 2 else 0.0)
+                dai = mat_vec(R, bi, vcross(em, aib))
+                for k in range(3):
+                    dF[k, 3 + m] = -lm * dai[k]
+            apply_point_force(e, vscale(-lm, ai), dF, zero, R, bi, bj, si, sj, Q, Kx, Kv)
+            Ti = vscale(-lm, vcross(ai, d))
+            # dTi = -λ (da_i × d + a_i × dd)
+            for c in range(12):
+                ddc = (Dd[0, c], Dd[1, c], Dd[2, c])
+                v_ = vcross(ai, ddc)
+                for k in range(3):
+                    dT[k, c] = -lm * v_[k]
+            for m in range(3):
+                em = (1.0 if m == 0 else 0.0, 1.0 if m == 1 else 0.0, 1.0 if m == 2 else 0.0)
+                dai = mat_vec(R, bi, vcross(em, aib))
+                v_ = vcross(dai, d)
+                for k in range(3):
+                    dT[k, 3 + m] -= lm * v_[k]
+            _apply_torque_on(e, 0, Ti, dT, R, bi, Q, Kx)
+
+
+@nb.njit(cache=True, inline="always")
+def _dp1_vector_i(r, t, row_a, row_u, row_f):
+    """Body-i vector ā_i of a DP1 row, or of a DP1R (motor) row at its current angle."""
+    if t == 0:
+        return (row_a[r, 0, 0], row_a[r, 0, 1], row_a[r, 0, 2])
+    cth = math.cos(row_f[r, 0])
+    sth = math.sin(row_f[r, 0])
+    return (cth * row_u[r, 0, 0] - sth * row_u[r, 1, 0],
+            cth * row_u[r, 0, 1] - sth * row_u[r, 1, 1],
+            cth * row_u[r, 0, 2] - sth * row_u[r, 1, 2])
+
+
+@nb.njit(cache=True)
 def constraint_stiffness_eval(row_type, row_body, row_a, row_s, row_c, row_u, row_f, lam,
                               pos, R, Q, Kx, Kv):
     """Generalized constraint forces ``-Jᵀλ`` of each row and their position Jacobian.
@@ -658,79 +744,146 @@ def constraint_stiffness_eval(row_type, row_body, row_a, row_s, row_c, row_u, ro
     dT = np.empty((3, 12))
     zero = np.zeros((3, 12))
     for r in range(row_type.shape[0]):
-        _clear_element(r, Q, Kx, Kv)
+        _row_stiffness(r, r, row_type, row_body, row_a, row_s, row_c, row_u, row_f, lam[r], pos, R, Q, Kx, Kv,
+                       Dd, Ddx, Ddv, dF, dT, zero)
+
+
+@nb.njit(cache=True)
+def constraint_stiffness_add(row_type, row_body, row_a, row_s, row_c, row_u, row_f, lam, pos, R, slot, rot_slot,
+                             cpl_slot, cK, v, want_kxv, data, Kxv, Qs, Kxs, Kvs):
+    """Add ``-cK sym(∂(-Jᵀλ)/∂q)`` of every row into the KKT values (the joints' geometric stiffness).
+
+    Same quantity as :func:`constraint_stiffness_eval` followed by
+    :func:`scatter_elements` (``cD = 0``), with the non-zero 3 x 3 blocks of
+    CD and DP1 rows written in closed form (the spherical and
+    perpendicularity parts of revolutes, i.e. almost every row):
+
+    - CD, ``F = -λ c`` on j at ``s̄_j`` (and ``-F`` on i): only the
+      rotational diagonal blocks ``s̃ F̃`` (F in the body frame), whose
+      symmetric part is ``(F sᵀ + s Fᵀ)/2 - (s·F) I``;
+    - DP1, ``T = λ a_i × a_j`` on j (and ``-T`` on i): the rotational blocks
+      of both bodies and their coupling.
+
+    Coupling entries without a slot (``joint_coupling="diagonal"``) times v go
+    to ``Kxv`` when ``want_kxv``. Other row types take the generic path
+    through the scratch element ``Qs`` (1, 12), ``Kxs``/``Kvs`` (1, 12, 12)
+    and the full slot map ``slot`` (nc, 12, 12). The closed-form rows read
+    the compact maps ``rot_slot`` (nc, 2, 6), the upper triangle
+    ``(0,0), (0,1), (0,2), (1,1), (1,2), (2,2)`` of each side's rotational
+    block, and ``cpl_slot`` (nc, 3, 3), the ``(π̄_i, π̄_j)`` coupling block
+    (``-1``: not stored): the per-step memory traffic of the maps is then
+    about 1/5 of that of ``slot``, which matters as much as the arithmetic.
+    """
+    Dd = np.empty((3, 12))
+    Ddx = np.empty((3, 12))
+    Ddv = np.empty((3, 12))
+    dF = np.empty((3, 12))
+    dT = np.empty((3, 12))
+    zero = np.zeros((3, 12))
+    Kii = np.empty((3, 3))
+    Kjj = np.empty((3, 3))
+    Kij = np.empty((3, 3))
+    Kji = np.empty((3, 3))
+    for r in range(row_type.shape[0]):
         lm = lam[r]
         if lm == 0.0:
             continue
         t = row_type[r]
         bi = row_body[r, 0]
         bj = row_body[r, 1]
-        for a in range(3):
-            for c in range(12):
-                dF[a, c] = 0.0
-                dT[a, c] = 0.0
-        if t == 0 or t == 4:  # DP1 / DP1R: torque T = λ (a_i × a_j) on j, -T on i
-            if t == 0:
-                aib = (row_a[r, 0, 0], row_a[r, 0, 1], row_a[r, 0, 2])
-            else:
-                cth = math.cos(row_f[r, 0])
-                sth = math.sin(row_f[r, 0])
-                aib = (cth * row_u[r, 0, 0] - sth * row_u[r, 1, 0],
-                       cth * row_u[r, 0, 1] - sth * row_u[r, 1, 1],
-                       cth * row_u[r, 0, 2] - sth * row_u[r, 1, 2])
+        if t == 3:
+            c3 = (row_c[r, 0], row_c[r, 1], row_c[r, 2])
+            F = (-lm * c3[0], -lm * c3[1], -lm * c3[2])
+            for side in range(2):
+                b = bi if side == 0 else bj
+                if b < 0:
+                    continue
+                s = (row_s[r, side, 0], row_s[r, side, 1], row_s[r, side, 2])
+                Fb = mat_tvec(R, b, F)
+                sF = vdot(s, Fb)
+                # -cK * (±1) * sym(s̃ F̃); body i carries -F
+                g = cK if side == 0 else -cK
+                u = 0
+                for k in range(3):
+                    for m in range(k, 3):
+                        sl = rot_slot[r, side, u]
+                        u += 1
+                        if sl >= 0:
+                            val = 0.5 * (Fb[k] * s[m] + Fb[m] * s[k])
+                            if k == m:
+                                val -= sF
+                            data[sl] += g * val
+        elif t == 0 or t == 4:
+            aib = _dp1_vector_i(r, t, row_a, row_u, row_f)
             ajb = (row_a[r, 1, 0], row_a[r, 1, 1], row_a[r, 1, 2])
             ai = mat_vec(R, bi, aib)
             aj = mat_vec(R, bj, ajb)
             T = vscale(lm, vcross(ai, aj))
-            # dT/dπ̄_i = λ ã_j A_i ã̄_i ; dT/dπ̄_j = -λ ã_i A_j ã̄_j  (columns: e_m)
+            Ti = mat_tvec(R, bi, T)
+            Tj = mat_tvec(R, bj, T)
+            aj_i = mat_tvec(R, bi, aj)  # a_j in body i's frame
+            ai_j = mat_tvec(R, bj, ai)  # a_i in body j's frame
+            # body-frame blocks (column m: derivative w.r.t. π̄_m):
+            #   K_jj = λ ā_ij × (e_m × ā_j) + T̄_j × e_m     K_ii = -λ (e_m × ā_i) × ā_ji - T̄_i × e_m
+            #   K_ji = λ A_jᵀ((A_i (e_m × ā_i)) × a_j)      K_ij = -λ A_iᵀ(a_i × (A_j (e_m × ā_j)))
             for m in range(3):
                 em = (1.0 if m == 0 else 0.0, 1.0 if m == 1 else 0.0, 1.0 if m == 2 else 0.0)
-                dai = mat_vec(R, bi, vcross(em, aib))   # = -A_i ã̄_i e_m ... sign below
-                daj = mat_vec(R, bj, vcross(em, ajb))
-                # da_i/dπ̄_i e_m = A_i (e_m × ā_i) = -A_i (ā_i × e_m)
-                ci = vscale(lm, vcross(dai, aj))
-                cj = vscale(lm, vcross(ai, daj))
+                ei_m = vcross(em, aib)
+                ej_m = vcross(em, ajb)
+                cjj = vadd(vscale(lm, vcross(ai_j, ej_m)), vcross(Tj, em))
+                cii = vadd(vscale(-lm, vcross(ei_m, aj_i)), vscale(-1.0, vcross(Ti, em)))
+                dai = mat_vec(R, bi, ei_m)
+                daj = mat_vec(R, bj, ej_m)
+                cji = vscale(lm, mat_tvec(R, bj, vcross(dai, aj)))
+                cij = vscale(-lm, mat_tvec(R, bi, vcross(ai, daj)))
                 for k in range(3):
-                    dT[k, 3 + m] = ci[k]
-                    dT[k, 9 + m] = cj[k]
-            apply_torque(r, T, dT, zero, R, bi, bj, Q, Kx, Kv)
-        elif t == 3:  # CD: F = -λ c on j at s_j
-            c3 = (row_c[r, 0], row_c[r, 1], row_c[r, 2])
-            si = (row_s[r, 0, 0], row_s[r, 0, 1], row_s[r, 0, 2])
-            sj = (row_s[r, 1, 0], row_s[r, 1, 1], row_s[r, 1, 2])
-            apply_point_force(r, vscale(-lm, c3), dF, zero, R, bi, bj, si, sj, Q, Kx, Kv)
+                    Kjj[k, m] = cjj[k]
+                    Kii[k, m] = cii[k]
+                    Kji[k, m] = cji[k]
+                    Kij[k, m] = cij[k]
+            for side in range(2):
+                b = bi if side == 0 else bj
+                if b < 0:
+                    continue
+                M = Kii if side == 0 else Kjj
+                u = 0
+                for k in range(3):
+                    for m in range(k, 3):
+                        sl = rot_slot[r, side, u]
+                        u += 1
+                        if sl >= 0:
+                            data[sl] -= cK * 0.5 * (M[k, m] + M[m, k])
+            if bi >= 0 and bj >= 0 and bi != bj:
+                for k in range(3):
+                    for m in range(3):
+                        kx = 0.5 * (Kij[k, m] + Kji[m, k])
+                        sl = cpl_slot[r, k, m]
+                        if sl >= 0:
+                            data[sl] -= cK * kx
+                        elif want_kxv and kx != 0.0:
+                            Kxv[bi, 3 + k] += kx * v[bj, 3 + m]
+                            Kxv[bj, 3 + m] += kx * v[bi, 3 + k]
         else:
-            si = (row_s[r, 0, 0], row_s[r, 0, 1], row_s[r, 0, 2])
-            sj = (row_s[r, 1, 0], row_s[r, 1, 1], row_s[r, 1, 2])
-            point_pair_jacobians(R, bi, bj, si, sj, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), Dd, Ddx, Ddv)
-            pi = vadd(row3(pos, bi), mat_vec(R, bi, si))
-            pj = vadd(row3(pos, bj), mat_vec(R, bj, sj))
-            d = vsub(pj, pi)
-            if t == 2:  # D: F = -2λ d
-                for a in range(3):
-                    for c in range(12):
-                        dF[a, c] = -2.0 * lm * Dd[a, c]
-                apply_point_force(r, vscale(-2.0 * lm, d), dF, zero, R, bi, bj, si, sj, Q, Kx, Kv)
-            else:  # DP2: F = -λ a_i on j (and -F on i); torque -λ a_i × d on i
-                aib = (row_a[r, 0, 0], row_a[r, 0, 1], row_a[r, 0, 2])
-                ai = mat_vec(R, bi, aib)
-                for m in range(3):
-                    em = (1.0 if m == 0 else 0.0, 1.0 if m == 1 else 0.0, 1.0 if m == 2 else 0.0)
-                    dai = mat_vec(R, bi, vcross(em, aib))
-                    for k in range(3):
-                        dF[k, 3 + m] = -lm * dai[k]
-                apply_point_force(r, vscale(-lm, ai), dF, zero, R, bi, bj, si, sj, Q, Kx, Kv)
-                Ti = vscale(-lm, vcross(ai, d))
-                # dTi = -λ (da_i × d + a_i × dd)
-                for c in range(12):
-                    ddc = (Dd[0, c], Dd[1, c], Dd[2, c])
-                    v_ = vcross(ai, ddc)
-                    for k in range(3):
-                        dT[k, c] = -lm * v_[k]
-                for m in range(3):
-                    em = (1.0 if m == 0 else 0.0, 1.0 if m == 1 else 0.0, 1.0 if m == 2 else 0.0)
-                    dai = mat_vec(R, bi, vcross(em, aib))
-                    v_ = vcross(dai, d)
-                    for k in range(3):
-                        dT[k, 3 + m] -= lm * v_[k]
-                _apply_torque_on(r, 0, Ti, dT, R, bi, Q, Kx)
+            _row_stiffness(r, 0, row_type, row_body, row_a, row_s, row_c, row_u, row_f, lm, pos, R, Qs, Kxs, Kvs,
+                           Dd, Ddx, Ddv, dF, dT, zero)
+            _scatter_stiffness(bi, bj, Kxs, slot, r, cK, v, want_kxv, data, Kxv)
+
+
+@nb.njit(cache=True)
+def _scatter_stiffness(bi, bj, Kx, slot, r, cK, v, want_kxv, data, Kxv):
+    """``-cK sym(Kx[0])`` of one row into the KKT values; slot-less coupling times v into Kxv."""
+    for a in range(12):
+        ba = bi if a < 6 else bj
+        if ba < 0:
+            continue
+        for c in range(a, 12):
+            bc = bi if c < 6 else bj
+            if bc < 0:
+                continue
+            kx = 0.5 * (Kx[0, a, c] + Kx[0, c, a])
+            sl = slot[r, a, c]
+            if sl >= 0:
+                data[sl] -= cK * kx
+            elif want_kxv and kx != 0.0 and ba != bc:
+                Kxv[ba, a % 6] += kx * v[bc, c % 6]
+                Kxv[bc, c % 6] += kx * v[ba, a % 6]

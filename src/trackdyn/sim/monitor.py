@@ -21,11 +21,64 @@ when there is one).
 
 from __future__ import annotations
 
+import numba as nb
 import numpy as np
 
 from ..errors import StepFailed
 
 __all__ = ["DivergenceMonitor"]
+
+
+@nb.njit(cache=True)
+def _screen(q, v_old, v_new, lam, phi, f, m, J, max_violation, max_speed, max_spin, max_energy_jump, h):
+    """True when any check of :meth:`DivergenceMonitor.check` could fail (one pass, no allocation).
+
+    The fast path of the monitor: the same quantities as the detailed check,
+    reduced to a yes/no; the detailed (NumPy) check then names the culprit.
+    """
+    for x in q.flat:
+        if not np.isfinite(x):
+            return True
+    for x in lam.flat:
+        if not np.isfinite(x):
+            return True
+    for x in phi.flat:
+        if abs(x) > max_violation:
+            return True
+    dE = 0.0
+    work = 0.0
+    ke_old = 0.0
+    for b in range(v_new.shape[0]):
+        sp = 0.0
+        sw = 0.0
+        wf_old = 0.0
+        wf_new = 0.0
+        for k in range(3):
+            if not (np.isfinite(v_new[b, k]) and np.isfinite(v_new[b, 3 + k])):
+                return True
+            sp += v_new[b, k] * v_new[b, k]
+            sw += v_new[b, 3 + k] * v_new[b, 3 + k]
+        if sp > max_speed * max_speed or sw > max_spin * max_spin:
+            return True
+        for k in range(6):
+            wf_old += f[b, k] * v_old[b, k]
+            wf_new += f[b, k] * v_new[b, k]
+        work += h * (abs(wf_old) + abs(wf_new))
+        ko = 0.0
+        kn = 0.0
+        for k in range(3):
+            ko += v_old[b, k] * v_old[b, k]
+            kn += v_new[b, k] * v_new[b, k]
+        ro = 0.0
+        rn = 0.0
+        for i in range(3):
+            for j in range(3):
+                ro += v_old[b, 3 + i] * J[b, i, j] * v_old[b, 3 + j]
+                rn += v_new[b, 3 + i] * J[b, i, j] * v_new[b, 3 + j]
+        eo = 0.5 * m[b] * ko + 0.5 * ro
+        dE += 0.5 * m[b] * kn + 0.5 * rn - eo
+        ke_old += eo
+    return dE > max_energy_jump * work + 1.0 and dE > 0.1 * ke_old
 
 
 class DivergenceMonitor:
@@ -51,6 +104,11 @@ class DivergenceMonitor:
     def check(self, old, new, h: float) -> None:
         """Raise StepFailed when the step ``old -> new`` diverged; else remember ``new`` as good."""
         s = self.system
+        phi = s.phi if s.nc and len(s.phi) else np.zeros(0)
+        if not _screen(new.q, old.v, new.v, new.lam, phi, s.f, self._m, self._J, self.max_violation,
+                       self.max_speed, self.max_spin, self.max_energy_jump, float(h)):
+            self.last_good = new
+            return
         t = new.t
         for name in ("q", "v", "lam"):
             arr = getattr(new, name)

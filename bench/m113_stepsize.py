@@ -1,0 +1,19 @@
+"""m113-stepsize: largest step within 1 mm of the h = 1e-4 road-wheel heights over 2 s (issue #6).
+
+Usage: python bench/m113_stepsize.py [--t-end 2.0] [--settle 0.5] [--steps 2e-4 5e-4 1e-3 2e-3] [--tol 1e-3]
+"""
+
+import argparse
+import json
+
+from trackdyn.testing.benchmarks_vehicle import m113_stepsize
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--t-end", type=float, default=2.0)
+    ap.add_argument("--settle", type=float, default=0.5)
+    ap.add_argument("--steps", type=float, nargs="+", default=[2e-4, 5e-4, 1e-3, 2e-3])
+    ap.add_argument("--tol", type=float, default=1e-3)
+    a = ap.parse_args()
+    print(json.dumps(m113_stepsize(t_end=a.t_end, settle=a.settle, steps=tuple(a.steps), tol=a.tol), indent=2,
+                     default=str))

@@ -1,0 +1,349 @@
+"""Vehicle benchmarks (issue #6): the link-track M113 on flat ground and at a step.
+
+Registered names (``trackdyn bench NAME --json``, ``python bench/m113_*.py``):
+
+- ``m113-flat``: the M113 cruising at 4.2 m/s (PID speed and heading, thesis
+  §4.1) on flat rigid ground (the thesis's settings: SMC Hertz contact,
+  ``euler-implicit-linearized``, direct solver), ``t_end`` simulated seconds
+  after ``settle`` s of settling, with the per-stage split of the integrator
+  and, estimated at the final state, the share of contact detection in the
+  contact stage.
+- ``m113-stepsize``: the largest step at which the road-wheel vertical
+  trajectories stay within ``tol`` of those of the h = 1e-4 run over
+  ``t_end`` s (all runs start from the same settled state), with the wall
+  time per simulated second and the largest joint violation of each run.
+- ``m113-step``: full-throttle climb attempt at a 0.6 m rigid step.
+- ``m113-memory``: peak RSS of ``m113-flat`` runs of growing length with
+  output every 10 ms (run in a fresh process per length).
+
+M113 runs are expensive (about 2-7 ms per step on the reference machine):
+every benchmark takes its lengths as arguments so that development runs can
+be short. Timings are never asserted in tests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+import warnings
+
+import numpy as np
+
+from .benchmarks import bench, machine_info
+
+__all__ = ["m113_flat", "m113_stepsize", "m113_step", "m113_memory", "cruise_scenario", "settled_cruise",
+           "ExplicitContact", "time_per_step"]
+
+SPEED = 4.2  # m/s, thesis §4.1
+
+
+def cruise_scenario(step: float = 1e-4, output_step: float = 0.01, solver: str = "direct", **kw):
+    """The M113 at 4.2 m/s on flat concrete with the PID speed/heading driver."""
+    from ..driver import PID
+    from ..spec.scenario import Scenario
+
+    return Scenario(vehicle="m113", driver=PID(speed=SPEED, y=0.0, delay=0.0), t_end=1e6, step=step,
+                    output_step=output_step, speed=SPEED, name="m113-flat", solver=solver, **kw)
+
+
+def _prepare(sc):
+    from ..sim.run import prepare
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the redundant pin rows closing each loop (expected)
+        return prepare(sc)
+
+
+def settled_cruise(settle: float = 0.5, step: float = 1e-4, **kw):
+    """Prepared cruise scenario advanced by ``settle`` s (drop onto the ground, PID transient)."""
+    prep = _prepare(cruise_scenario(step=step, **kw))
+    prep.sim.run(settle)
+    return prep
+
+
+def _contact_detection_share(prep, reps: int = 30) -> float:
+    """Share of the narrow/broad phase in one contact evaluation at the current state (median of ``reps``)."""
+    from ..contact import _detect as D
+    from ..formulations.absolute import ForceContext
+
+    c = prep.contact
+    s = prep.sim.system
+    st = prep.sim.state
+    h = prep.sim.h
+    s.update_kinematics(st.q, st.v)
+    kin = s.kin
+    data = s.data.copy()
+    td, tt = [], []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        D.detect(c.rec, c.shapes, c.scratch, c.filters, c.terrain_arrays, kin.pos, kin.R, c.margin,
+                 c.default_radius, c.max_penetration, c.winkler_grid)
+        td.append(time.perf_counter() - t0)
+        ctx = ForceContext(st.t, h, st, kin, s.f.copy(), s.Dv.copy(), data, h * h, h, s.Kxv.copy())
+        t0 = time.perf_counter()
+        c.accumulate(ctx)
+        tt.append(time.perf_counter() - t0)
+    return float(min(1.0, np.median(td) / np.median(tt)))
+
+
+def _split_named(res: dict, share: float) -> dict:
+    """The integrator split under the names of issue #6 (ms per step)."""
+    sp = res["split_ms"]
+    contact = sp.get("contact", 0.0)
+    return {
+        "force_elements": sp.get("forces", 0.0),
+        "contact_detection": contact * share,
+        "contact_forces": contact * (1.0 - share),
+        "constraints": sp.get("constraints", 0.0),
+        "assembly": sp.get("assembly", 0.0),
+        "factorization": sp.get("factorization", 0.0),
+        "solve": sp.get("solve", 0.0),
+        "update": sp.get("update", 0.0),
+        "recording": sp.get("recording", 0.0),
+        "other": sp.get("other", 0.0),
+    }
+
+
+def time_per_step(sim, t_end: float) -> dict:
+    """:func:`~trackdyn.testing.benchmarks.time_simulation` plus the distribution of single-step wall times.
+
+    On a shared machine the mean is dominated by time slices lost to other
+    processes; the 10th percentile of the per-step times estimates the cost
+    of a step on an idle core (the machine's load is reported next to it).
+    Also reports the CPU time of the process per step.
+    """
+    clk = time.perf_counter
+    stamps = []
+
+    def cb(_sim):
+        stamps.append(clk())
+        return False
+
+    cpu0 = time.process_time()
+    it = sim.integrator
+    t0_sim, steps0, rec0 = sim.state.t, sim.steps, sim.record_time
+    timing0 = dict(it.timing)
+    start = clk()
+    sim.run(t0_sim + t_end, callback=cb)
+    wall = clk() - start
+    cpu = time.process_time() - cpu0
+    steps = sim.steps - steps0
+    split = {k: 1e3 * (it.timing[k] - timing0.get(k, 0.0)) / steps for k in it.timing}
+    split["recording"] = 1e3 * (sim.record_time - rec0) / steps
+    split["other"] = 1e3 * wall / steps - sum(split.values())
+    dt = 1e3 * np.diff(np.array([start] + stamps))
+    return {
+        "step_size_s": sim.h, "steps": steps, "sim_time_s": steps * sim.h, "wall_time_s": wall,
+        "ms_per_step": 1e3 * wall / steps, "wall_per_sim": wall / (steps * sim.h), "split_ms": split,
+        "cpu_ms_per_step": 1e3 * cpu / steps,
+        "step_ms_p10": float(np.percentile(dt, 10)), "step_ms_median": float(np.median(dt)),
+    }
+
+
+def _load() -> list:
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return []
+
+
+@bench("m113-flat")
+def m113_flat(t_end: float = 2.0, step: float = 1e-4, settle: float = 0.5, repeats: int = 3,
+              solver: str = "direct", output_step: float = 0.01) -> dict:
+    """Cruise at 4.2 m/s on flat ground; ``repeats`` runs of ``t_end`` s after one settling, median reported."""
+    t0 = time.perf_counter()
+    prep = settled_cruise(settle, step, solver=solver, output_step=output_step)
+    settle_wall = time.perf_counter() - t0
+    runs = []
+    for _ in range(max(1, int(repeats))):
+        load0 = _load()
+        r = time_per_step(prep.sim, t_end)
+        r["load_before"] = load0
+        r["load_after"] = _load()
+        runs.append(r)
+    share = _contact_detection_share(prep)
+    for r in runs:
+        r["split_named_ms"] = _split_named(r, share)
+    med = sorted(runs, key=lambda r: r["ms_per_step"])[len(runs) // 2]
+    s = prep.sim.system
+    out = {"benchmark": "m113-flat", "integrator": prep.sim.integrator.name, "solver": solver, "bodies": s.nb,
+           "constraint_rows": s.nc, "kkt_unknowns": s.pattern.n, "settle_s": settle,
+           "settle_wall_s": settle_wall, "contact_detection_share": share,
+           "contacts_at_end": int(prep.contact.glob_out[0]), "machine": machine_info()}
+    out.update(med)
+    out["ms_per_step_runs"] = [r["ms_per_step"] for r in runs]
+    out["runs"] = runs
+    return out
+
+
+class ExplicitContact:
+    """A contact provider whose forces act explicitly: no stiffness or damping in the step matrix.
+
+    Wraps the vehicle's :class:`~trackdyn.contact.ContactSystem` for the
+    step-size study: the forces are those of the wrapped provider at the
+    step's start, while its Jacobian terms (``data``, ``Dv`` and ``Kxv``)
+    are dropped, so the step is explicit in the contact directions (as a
+    penalty method without implicit contact). Everything else is forwarded.
+    """
+
+    def __init__(self, inner):
+        self.inner = inner
+        self._Dv = None
+        self._Kxv = None
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def accumulate(self, ctx) -> None:
+        from ..formulations.absolute import ForceContext
+
+        if ctx.data is None:
+            self.inner.accumulate(ctx)
+            return
+        if self._Dv is None:
+            self._Dv = np.zeros_like(ctx.Dv)
+            self._Kxv = np.zeros_like(ctx.Dv)
+        self._Dv[:] = 0.0
+        self._Kxv[:] = 0.0
+        self.inner.accumulate(ForceContext(ctx.t, ctx.h, ctx.state, ctx.kin, ctx.f, self._Dv, ctx.data, 0.0, 0.0,
+                                           self._Kxv))
+
+
+def _make_explicit(prep) -> None:
+    provs = prep.sim.system.providers
+    k = provs.index(prep.contact)
+    provs[k] = ExplicitContact(prep.contact)
+
+
+def _wheel_names(prep):
+    return [w for side in prep.vehicle.sides.values() for w in side.wheels]
+
+
+@bench("m113-stepsize")
+def m113_stepsize(t_end: float = 2.0, settle: float = 0.5, steps=(2e-4, 5e-4, 1e-3, 2e-3), tol: float = 1e-3,
+                  h_ref: float = 1e-4, explicit_contact: bool = False) -> dict:
+    """Largest step whose road-wheel vertical trajectories stay within ``tol`` (m) of the ``h_ref`` run.
+
+    The reference run is always the implicit one; with ``explicit_contact``
+    the other runs drop the contact Jacobians from the step matrix
+    (:class:`ExplicitContact`), which shows what the implicit treatment buys.
+    """
+    base = settled_cruise(settle, h_ref)
+    state0 = base.sim.state.copy()
+    wheels = _wheel_names(base)
+    ref = None
+    runs = []
+    for h in (h_ref,) + tuple(steps):
+        prep = _prepare(cruise_scenario(step=h, output_step=0.01))
+        if explicit_contact and ref is not None:
+            _make_explicit(prep)
+        prep.sim.state = state0.copy()
+        it = prep.sim.integrator
+        worst = [0.0]
+
+        def cb(sim, it=it, worst=worst):
+            v = it.last.get("pos_violation", 0.0)
+            if v > worst[0]:
+                worst[0] = v
+            return False
+
+        t0 = time.perf_counter()
+        try:
+            res = prep.sim.run(state0.t + t_end, callback=cb)
+            status = res.metadata.get("status")
+        except (FloatingPointError, np.linalg.LinAlgError, ValueError) as err:
+            res, status = None, f"failed: {err}"
+        wall = time.perf_counter() - t0
+        ok = status == "complete"
+        z = np.array([res[w + ".pos.z"] for w in wheels]) if ok else None
+        row = {"step_size_s": h, "status": status, "wall_time_s": wall,
+               "wall_per_sim": wall / t_end, "ms_per_step": 1e3 * wall / max(prep.sim.steps, 1),
+               "max_joint_violation_m": worst[0], "load": _load()}
+        if ref is None:
+            ref = (res.t.copy(), z)
+        elif ok:
+            n = min(len(ref[0]), len(res.t))
+            if np.max(np.abs(ref[0][:n] - res.t[:n])) > 1e-9:
+                raise RuntimeError("m113-stepsize: output times differ between runs")
+            row["max_wheel_z_error_m"] = float(np.max(np.abs(z[:, :n] - ref[1][:, :n])))
+        runs.append(row)
+    passing = [r for r in runs[1:] if r.get("max_wheel_z_error_m", np.inf) <= tol]
+    best = max(passing, key=lambda r: r["step_size_s"]) if passing else runs[0]
+    return {"benchmark": "m113-stepsize", "explicit_contact": bool(explicit_contact), "tolerance_m": tol,
+            "t_end_s": t_end, "settle_s": settle,
+            "largest_step_s": best["step_size_s"], "wall_per_sim_at_largest": best["wall_per_sim"],
+            "runs": runs, "machine": machine_info()}
+
+
+@bench("m113-step")
+def m113_step(t_end: float = 20.0, step: float = 1e-4, height: float = 0.6, x: float = 1.5,
+              delay: float = 0.5) -> dict:
+    """Full-throttle climb attempt at a rigid step of ``height`` m (timber on concrete), wall time of the run."""
+    from ..contact import Material
+    from ..driver import FullThrottle
+    from ..spec.scenario import Scenario
+    from ..terrain import Flat, Step
+
+    concrete = Material("concrete", young=2e10, poisson=0.3, restitution=0.1, friction=0.8)
+    timber = Material("timber", young=1e10, poisson=0.3, restitution=0.1, friction=0.8)
+    sc = Scenario(vehicle="m113", terrain=Flat(material=concrete) + Step(height, x=x, material=timber),
+                  driver=FullThrottle(delay=delay), t_end=t_end, step=step, output_step=0.01, name="m113-step")
+    prep = _prepare(sc)
+    prep.sim.run(2 * step)  # compile
+    r = time_per_step(prep.sim, t_end - 2 * step)
+    ch = prep.sim.system.body_names.index("chassis")
+    q = prep.sim.state.q
+    out = {"benchmark": "m113-step", "height_m": height, "step_x_m": x, "t_end_s": t_end, "load": _load(),
+           "chassis_x_end_m": float(q[ch, 0]), "chassis_z_end_m": float(q[ch, 2]), "machine": machine_info()}
+    out.update(r)
+    return out
+
+
+def _memory_child(t_end: float, step: float, out: str | None) -> None:
+    def peak():
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # KiB -> MiB (Linux)
+
+    prep = _prepare(cruise_scenario(step=step, output_step=0.01))
+    rss_built = peak()
+    during = [0.0]
+    n_steps = int(round(t_end / step))
+
+    def cb(sim):
+        # high-water mark at the last step, before the result is assembled
+        if sim.steps >= n_steps:
+            during[0] = peak()
+        return False
+
+    t0 = time.perf_counter()
+    res = prep.sim.run(t_end, out=out, callback=cb)
+    wall = time.perf_counter() - t0
+    print(json.dumps({"t_end_s": t_end, "step_size_s": step, "peak_rss_mib": peak(),
+                      "peak_rss_after_build_mib": rss_built, "peak_rss_end_of_loop_mib": during[0],
+                      "samples": len(res.t), "status": res.metadata.get("status"), "wall_time_s": wall}))
+
+
+@bench("m113-memory")
+def m113_memory(lengths=(10.0, 20.0), step: float = 1e-4, out: str | None = None) -> dict:
+    """Peak RSS (MiB) of fresh-process ``m113-flat`` runs of each length, output every 10 ms.
+
+    Three high-water marks per run: after the model build, at the last step
+    of the time loop, and after the :class:`Result` is assembled (which
+    holds every sample in memory, so that one grows with the run's length).
+
+    With ``out`` (a folder) each run streams its samples to ``out/run_<length>``
+    (the results folder of :meth:`Simulation.run`); without, samples stay in memory.
+    The memory does not depend on the step size except through the work
+    buffers, so development runs may use a larger ``step``.
+    """
+    runs = []
+    for T in lengths:
+        dest = None if out is None else os.path.join(str(out), f"run_{float(T):g}")
+        code = (f"from trackdyn.testing.benchmarks_vehicle import _memory_child; "
+                f"_memory_child({float(T)!r}, {float(step)!r}, {dest!r})")
+        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        runs.append(json.loads(p.stdout.strip().splitlines()[-1]))
+    return {"benchmark": "m113-memory", "streamed": out is not None, "runs": runs, "machine": machine_info()}
