@@ -5,8 +5,9 @@ chassis; idler on a revolute to a carrier that slides on a prismatic joint
 (tensioner spring-damper with preload) or is welded (``locked``); trailing
 arms on revolutes with a torsion bar (RSDA with jounce/rebound stops from a
 table) and optional vertical dampers (TSDA with the force-velocity table);
-road wheels on revolutes to the arms; support rollers on revolutes; single-pin
-shoes joined by revolutes about y with a bending RSDA between neighbours.
+road wheels on revolutes to the arms (a ``rigid`` suspension: on revolutes to
+the chassis, no arms); support rollers on revolutes; single-pin shoes joined
+by revolutes about y with a bending RSDA between neighbours.
 
 Names follow DESIGN.md: ``chassis``, ``left.sprocket``, ``left.idler``,
 ``left.carrier``, ``left.arm[k]``, ``left.roadwheel[k]``, ``left.roller[k]``,
@@ -191,6 +192,13 @@ def build_vehicle(spec, origin=(0.0, 0.0, 0.0), geometry: VehicleGeometry | None
         arms, wheels = [], []
         sgn = -1.0 if sus.trailing else 1.0
         for k, ((px, pz), (wx, wz), st) in enumerate(zip(lay.pivots, lay.wheels, sus.stations)):
+            if sus.type == "rigid":
+                # rigid rail (agapov-kovalev-pogorelov Fig. 10a): the wheel's axle is fixed to the hull
+                wheel = m.add_body(f"{p}roadwheel[{k}]", mass=sus.wheel_mass, inertia=list(sus.wheel_inertia),
+                                   pos=W(wx, y, wz))
+                m.add_joint(Revolute(chassis, wheel, point=W(wx, y, wz), axis=Y, name=f"{p}roadwheel[{k}].axle"))
+                wheels.append(wheel.name)
+                continue
             ang = math.atan2(wz - pz, wx - px)
             arm = m.add_body(f"{p}arm[{k}]", mass=sus.arm_mass, inertia=list(sus.arm_inertia),
                              pos=W(0.5 * (px + wx), y, 0.5 * (pz + wz)), quat=_rot_y(ang))

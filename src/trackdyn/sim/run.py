@@ -51,8 +51,13 @@ def prepare(scenario, record=None) -> Prepared:
     from ..powertrain import Drivetrain
 
     sc = scenario
+    if sc.fidelity == "massless":
+        # the massless-track fidelity (agapov-kovalev-pogorelov): its own builder, provider and stepper
+        from ..massless.run import prepare_massless
+
+        return prepare_massless(sc, record)
     if sc.fidelity != "links":
-        raise ValueError(f"scenario.fidelity = {sc.fidelity!r}: only 'links' is available in this version")
+        raise ValueError(f"scenario.fidelity = {sc.fidelity!r}: choose 'links' or 'massless'")
     spec = sc.vehicle_spec()
     terrain = sc.terrain if sc.terrain is not None else _default_terrain()
     geo = vehicle_geometry(spec)

@@ -26,9 +26,10 @@ from .profile import (
     TrapezoidDitch,
     Trough,
 )
+from .stairs import Stairs
 
 __all__ = [
     "Terrain", "Flat", "Plane", "ProfileTerrain", "Composite", "as_terrain", "DEFAULT_MATERIAL",
     "Piece", "HalfRound", "Step", "Gap", "TrapezoidBarrier", "TrapezoidDitch", "Bump", "Trough", "Sinusoid",
-    "RandomRoad", "HeightField", "TriangleMesh",
+    "RandomRoad", "HeightField", "TriangleMesh", "Stairs",
 ]

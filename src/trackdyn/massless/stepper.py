@@ -1,0 +1,405 @@
+"""Real-time stepper of the massless model: minimal coordinates, one compiled call per step.
+
+:class:`RealtimeStepper` is an :class:`~trackdyn.integrators.base.Integrator`
+for the systems built by :func:`trackdyn.massless.run.prepare_massless`
+(``formulation = "tree"``, the default of the massless fidelity): it advances
+the hull, sprocket and road-arm rotations of the vehicle's depth-1 tree by a
+linearised implicit Euler step with the Jacobians of the stiff forces
+(agapov-kovalev-pogorelov §3.1), see :mod:`trackdyn.massless._tree`. The
+state it returns is the ordinary absolute state of every body of the model,
+so recording, markers, the drivetrain's series and the track's outputs are
+those of the absolute formulation (evaluated by the system at sample times).
+
+What differs from stepping the same model in absolute coordinates
+(:class:`~trackdyn.massless.track.MasslessTrack` on an
+:class:`~trackdyn.formulations.absolute.AbsoluteSystem`): joints hold exactly
+(no multipliers: joint reaction series are NaN); the spin of wheels, idlers
+and rollers keeps its rate relative to the parent (no torque acts about
+their axles in the massless model), their gyroscopic coupling is left out;
+the Newton matrix holds the stiff Jacobian terms only. Tests compare the two
+on shared runs.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..integrators.base import Integrator, StepFailed
+from ..mbs.forces import RSDABlock, TSDABlock
+from ..mbs.model import State
+from ..powertrain import Drivetrain
+from ..driver import Observation
+from . import _kernels as K
+from . import _tree as TK
+from .track import MasslessTrack
+
+__all__ = ["RealtimeStepper"]
+
+
+class RealtimeStepper(Integrator):
+    """Linearised implicit Euler in the minimal coordinates of a massless vehicle.
+
+    Parameters
+    ----------
+    system : AbsoluteSystem
+        The system of the massless model (for its arrays, force elements and
+        providers: a :class:`MasslessTrack`, optionally a :class:`Drivetrain`).
+    step : float
+        Time step, s (the massless model runs at 2-10 ms).
+    tree : dict
+        ``body name -> (parent name, pivot (3,), axis (3,), kind)`` at the
+        initial pose (world), ``kind`` ``"dof"`` or ``"spin"``
+        (:attr:`MasslessVehicle.tree <trackdyn.massless.builder.MasslessVehicle>`).
+    """
+
+    name = "massless-realtime"
+
+    def __init__(self, system, step, tree=None, solver=None, **options):
+        if options:
+            raise ValueError(f"massless-realtime: unknown options {sorted(options)}")
+        super().__init__(system, step)
+        if tree is None:
+            raise ValueError("massless-realtime: needs the vehicle's tree (MasslessVehicle.tree)")
+        model = system.model
+        names = model.body_names
+        idx = {nm: k for k, nm in enumerate(names)}
+        nb_ = system.nb
+        if "chassis" not in idx:
+            raise ValueError("massless-realtime: the model has no body 'chassis'")
+        C = idx["chassis"]
+        self.C = C
+        q0 = system.q0
+        from ..math.quaternion import quat_to_matrix
+
+        RC0 = quat_to_matrix(q0[C, 3:])
+        kind = np.zeros(nb_, np.int64)
+        parent = np.full(nb_, -1, np.int64)
+        dof = np.full(nb_, -1, np.int64)
+        pivot = np.zeros((nb_, 3))
+        axis = np.zeros((nb_, 3))
+        kind[C] = TK.KIND_HULL
+        n_dof = 0
+        for nm in names:
+            if nm == "chassis":
+                continue
+            if nm not in tree:
+                raise ValueError(f"massless-realtime: body {nm!r} is not in the vehicle's tree")
+            par, pv, ax, kd = tree[nm]
+            b = idx[nm]
+            parent[b] = idx[par]
+            pivot[b] = RC0.T @ (np.asarray(pv, float) - q0[C, :3])
+            axis[b] = RC0.T @ np.asarray(ax, float)
+            if kd == "dof":
+                if par != "chassis":
+                    raise ValueError(f"massless-realtime: joint of {nm!r} must be on the chassis (depth-1 tree)")
+                kind[b] = TK.KIND_DOF
+                dof[b] = n_dof
+                n_dof += 1
+            else:
+                kind[b] = TK.KIND_SPIN
+        for b in range(nb_):
+            if kind[b] == TK.KIND_SPIN and parent[b] != C:
+                if kind[parent[b]] != TK.KIND_DOF:
+                    raise ValueError(f"massless-realtime: {names[b]!r} must hang on the chassis or on a joint body")
+                dof[b] = dof[parent[b]]
+        self.kind, self.parent, self.dof, self.pivot, self.axis = kind, parent, dof, pivot, axis
+        n = 6 + n_dof
+        self.n = n
+        # inertia: spin bodies without their axial moment (their spin is free)
+        J = system.inertia.copy()
+        for b in range(nb_):
+            if kind[b] == TK.KIND_SPIN:
+                J[b, 1, :] = 0.0
+                J[b, :, 1] = 0.0
+        self.mass = system.mass.copy()
+        self.J = J
+        # force elements of the model
+        rs = [blk for blk in system.blocks if isinstance(blk, RSDABlock)]
+        ts = [blk for blk in system.blocks if isinstance(blk, TSDABlock)]
+        other = [type(blk).__name__ for blk in system.blocks if not isinstance(blk, (RSDABlock, TSDABlock))]
+        if other:
+            raise ValueError(f"massless-realtime: force elements {other} are not supported")
+        if rs:
+            r = rs[0]
+            self.rs = (r.body, r.zi, r.xi, r.xj, r.k, r.c, r.theta0, r.t_act, r.tab_x, r.tab_y, r.spring_tab,
+                       r.damper_tab)
+        else:
+            z = np.zeros((0, 3))
+            self.rs = (np.zeros((0, 2), np.int64), z, z, z, np.zeros(0), np.zeros(0), np.zeros(0), np.zeros(0),
+                       np.zeros(1), np.zeros(1), np.zeros((0, 2), np.int64), np.zeros((0, 2), np.int64))
+        if ts:
+            t = ts[0]
+            if t.use_ext.any():
+                raise ValueError("massless-realtime: TSDA elements with a force callable are not supported")
+            self.ts = (t.body, t.s, t.k, t.c, t.l0, t.f_act, t.tab_x, t.tab_y, t.spring_tab, t.damper_tab)
+        else:
+            self.ts = (np.zeros((0, 2), np.int64), np.zeros((0, 2, 3)), np.zeros(0), np.zeros(0), np.zeros(0),
+                       np.zeros(0), np.zeros(1), np.zeros(1), np.zeros((0, 2), np.int64), np.zeros((0, 2), np.int64))
+        for blk_ in (self.rs, self.ts):
+            for i, j in blk_[0]:
+                for b in (i, j):
+                    if b < 0:
+                        raise ValueError("massless-realtime: force elements to the ground are not supported")
+        # providers
+        self.track = next((p for p in system.providers if isinstance(p, MasslessTrack)), None)
+        self.drivetrain = next((p for p in system.providers if isinstance(p, Drivetrain)), None)
+        unknown = [type(p).__name__ for p in system.providers
+                   if not isinstance(p, (MasslessTrack, Drivetrain)) and getattr(p, "name", "") != "markers"]
+        if unknown:
+            raise ValueError(f"massless-realtime: force providers {unknown} are not supported")
+        dt = self.drivetrain
+        if dt is not None:
+            self.spr = dt.sprockets.copy()
+            self.map_w, self.map_t, self.brake_torque = dt.map_w, dt.map_t, dt.brake_torque
+        else:
+            self.spr = np.zeros(0, np.int64)
+            self.map_w = self.map_t = np.zeros(2)
+            self.brake_torque = 0.0
+        self.throttle = np.zeros(len(self.spr))
+        self.braking = np.zeros(len(self.spr))
+        self.drive_out = np.zeros((max(len(self.spr), 1), 2))
+        # buffers
+        self.pos = np.zeros((nb_ + 1, 3))
+        self.R = np.zeros((nb_ + 1, 3, 3))
+        self.R[nb_] = np.eye(3)
+        self.vel = np.zeros((nb_ + 1, 3))
+        self.omega = np.zeros((nb_ + 1, 3))
+        self.body_T = np.zeros((nb_, 3, 7))
+        self.body_W = np.zeros((nb_, 3, 7))
+        self.spin = np.zeros(nb_)
+        self.u = np.zeros(n)
+        self.M = np.zeros((n, n))
+        self.Q = np.zeros(n)
+        self.Kx = np.zeros((n, n))
+        self.Dv = np.zeros((n, n))
+        self.A = np.zeros((n, n))
+        self.rhs = np.zeros(n)
+        self.unew = self.rhs  # after a step: the new rates (the kernel leaves them in rhs)
+        self.g7 = np.zeros(7)
+        self.g = np.zeros(n)
+        if self.track is None:
+            raise ValueError("massless-realtime: the system has no MasslessTrack provider")
+        self._track_setup()
+        self.nan_lam = np.full(system.nc, np.nan)
+        self._entry = None
+        self._argl = None
+        self._chunk = None
+        self._chunk_entry = None
+        self._chunk_drv = self.chunk_driver()
+        self._qo = np.zeros((nb_, 7))
+        self._vo = np.zeros((nb_, 6))
+        self._mem_try = np.zeros(3)
+        tr = self.track
+        self._wsc, self._ssc = np.zeros_like(tr.wout), np.zeros_like(tr.sout)
+        self._hsc, self._tsc = np.zeros_like(tr.hout), np.zeros_like(tr.tout)
+
+    def _track_setup(self):
+        tr = self.track
+        if tr is None:
+            E = 1
+            self.gmap = np.full((E, K.NC_RED), -1, np.int64)
+            self.T_pack = self.V_pack = self.P_pack = None
+            self.work = None
+            return
+        E = len(tr.roles)
+        gmap = np.full((E, K.NC_RED), -1, np.int64)
+        cols = np.zeros((E, K.NC_RED), np.int64)
+        ncols = np.zeros(E, np.int64)
+        for e in range(E):
+            for c in range(6):
+                gmap[e, c] = c
+            for k in range(1, 4):
+                b = tr.roles[e, k]
+                if b >= 0 and tr.blk[e, k] == k and self.dof[b] >= 0:
+                    gmap[e, 5 + k] = 6 + self.dof[b]
+            for c in range(K.NC_RED):
+                if gmap[e, c] >= 0:
+                    cols[e, ncols[e]] = c
+                    ncols[e] += 1
+        self.gmap = gmap
+        self._ecols, self._encols = cols, ncols
+        self.work = K.new_work(K.NC_RED, tr.blk, cols, ncols, tr._cap)
+        self.Qe = np.zeros((E, K.NC_RED))
+        self.Kxe = np.zeros((E, K.NC_RED, K.NC_RED))
+        self.Kve = np.zeros((E, K.NC_RED, K.NC_RED))
+        self.on = np.zeros(E, np.bool_)
+
+    # ------------------------------------------------------------------ driver
+    def _decide(self, state):
+        """The driver's inputs for this step (as trackdyn.powertrain.Drivetrain decides them)."""
+        dt = self.drivetrain
+        if dt is None:
+            return None
+        # plain floats: this runs every step, numpy scalars and small arrays cost more than the arithmetic
+        x, y, _, e0, e1, e2, e3 = state.q[self.C].tolist()
+        vx, vy, vz, wx, wy, wz = state.v[self.C].tolist()
+        f0, f1, f2 = 1 - 2 * (e2 * e2 + e3 * e3), 2 * (e1 * e2 + e0 * e3), 2 * (e1 * e3 - e0 * e2)   # hull x axis
+        s2 = 2 * (e2 * e3 + e0 * e1)                                                                # hull y axis, z
+        u2 = 1 - 2 * (e1 * e1 + e2 * e2)                                                            # hull z axis, z
+        yaw_rate = f2 * wx + s2 * wy + u2 * wz
+        obs = Observation(t=state.t, speed=vx * f0 + vy * f1 + vz * f2, heading=math.atan2(f1, f0),
+                          yaw_rate=yaw_rate, y=y, x=x)
+        mem = state.extra.get("driver", np.zeros(1))
+        th, steer, br, new_mem = dt.driver.inputs(obs, self.h, mem.copy())
+        s = abs(steer)
+        inner = 0 if steer > 0 else 1
+        self.throttle[:] = th
+        self.braking[:] = br
+        self.throttle[inner] = th * (1.0 - s)
+        self.braking[inner] = min(1.0, br + s)
+        return np.asarray(new_mem, dtype=float)
+
+    # ------------------------------------------------------------------ step
+    def _args(self, state, qout, vout, acc):
+        tr = self.track
+        return (self.h, state.q, state.v, qout, vout, acc, self.C, self.kind, self.parent, self.dof, self.pivot,
+                self.axis, self.mass, self.J, self.system.gravity, self.rs, self.ts, self.spr, self.throttle,
+                self.braking, self.map_w, self.map_t, float(self.brake_torque), self.drive_out, True, tr.pack, tr.V,
+                tr.P, tr.buf, self.work, self.Qe, self.Kxe, self.Kve, self.on, self.gmap, tr.wout, tr.sout, tr.hout,
+                tr.tout, tr.flags, self.pos, self.R, self.vel, self.omega, self.body_T, self.body_W, self.spin,
+                self.u, self.M, self.Q, self.Kx, self.Dv, self.A, self.rhs, self.g7, self.g)
+
+    def _step_impl(self, state: State) -> State:
+        clk = self._clock
+        t0 = clk()
+        new_mem = self._decide(state)
+        nb_ = self.system.nb
+        qout = np.empty((nb_, 7))
+        vout = np.empty((nb_, 6))
+        acc = np.empty((nb_, 6))
+        t1 = clk()
+        q = state.q if state.q.flags.c_contiguous else np.ascontiguousarray(state.q)
+        v = state.v if state.v.flags.c_contiguous else np.ascontiguousarray(state.v)
+        while True:
+            args = self._argl
+            if args is None:
+                args = self._argl = list(self._args(state, qout, vout, acc))
+            args[1], args[2], args[3], args[4], args[5] = q, v, qout, vout, acc
+            if self._entry is None:
+                import numba as nb
+
+                code = TK.step(*args)
+                self._entry = TK.step.overloads[tuple(nb.typeof(a) for a in args)].entry_point
+            else:
+                try:
+                    code = self._entry(*args)
+                except np.linalg.LinAlgError as err:
+                    raise StepFailed(f"t = {state.t:.6g} s: {err}") from None
+            if code == 0:
+                break
+            if code == 3:
+                raise StepFailed(f"t = {state.t:.6g} s: Matrix is singular to machine precision.")
+            self._grow()
+        t2 = clk()
+        extra = dict(state.extra)
+        if new_mem is not None:
+            extra["driver"] = new_mem
+        new = State(state.t + self.h, qout, vout, self.nan_lam.copy(), acc, extra)
+        tm = self.timing
+        tm["forces"] += t1 - t0
+        tm["contact"] = tm.get("contact", 0.0) + (t2 - t1)
+        tm["update"] += clk() - t2
+        c = self.counters
+        c["residual_evals"] += 1
+        c["jacobian_evals"] += 1
+        c["factorizations"] += 1
+        c["solves"] += 1
+        c["iterations"] += 1
+        self.last["iterations"] = 1
+        return new
+
+
+    def _grow(self):
+        """Grow the slice buffer after an overflow (flags[1]: segments needed); compiled entries are rebuilt."""
+        tr = self.track
+        tr._cap = int(max(2 * tr._cap, tr.flags[1] + 16))
+        tr.buf = _new_buffer(tr)
+        self.work = K.new_work(K.NC_RED, tr.blk, self._ecols, self._encols, tr._cap)
+        self._entry = None
+        self._argl = None
+        self._chunk = None
+
+    # ------------------------------------------------------------------ several steps per call
+    def chunk_driver(self):
+        """``(kind, parameters)`` of the driver for :meth:`run_chunk`, or None when it has no compiled form."""
+        from ..driver import PID, Brake, Idle
+
+        dt = self.drivetrain
+        if dt is None:
+            return TK.DRV_NONE, np.zeros(13)
+        d = dt.driver
+        if len(self.spr) != 2 or getattr(d, "kinematic", False):
+            return None
+        if type(d) is PID:
+            p = np.array([d.speed, d.heading, 0.0 if d.y is None else d.y, d.kp, d.ki, d.kd, d.initial_throttle,
+                          d.kh, d.kr, d.ky, d.brake_deadband, d.delay, 0.0 if d.y is None else 1.0], float)
+            return TK.DRV_PID, p
+        if type(d) is Idle:
+            return TK.DRV_IDLE, np.zeros(13)
+        if type(d) is Brake:
+            return TK.DRV_BRAKE, np.zeros(13)
+        return None
+
+    def run_chunk(self, state: State, nsteps: int, limits, want_outputs: bool, first_outputs: bool = False):
+        """Up to ``nsteps`` steps from ``state`` in one compiled call (:func:`trackdyn.massless._tree.run_steps`).
+
+        The same steps as :meth:`step` with the driver (a PID, Idle or Brake:
+        :meth:`chunk_driver`) decided before each, and the divergence checks of
+        :class:`~trackdyn.massless.run.RealtimeMonitor` (``limits``: max speed,
+        max spin, max energy jump, on/off). Returns ``(code, k, state)``:
+        ``k`` steps were taken and ``state`` is the state after them; code 0:
+        all done; otherwise the next step was not taken (1: the slice buffer
+        must grow, 2: a check failed) and the caller redoes it with
+        :meth:`step` (which grows the buffer or raises the diagnostic).
+        With ``want_outputs`` the track's outputs are those of the final state;
+        with ``first_outputs`` (and no ``want_outputs``) those of ``state``,
+        from the first step's own evaluation (valid when a step was taken or
+        refused with code 2).
+        """
+        clk = self._clock
+        t0 = clk()
+        drv, pid = self._chunk_drv
+        nb_ = self.system.nb
+        q = np.array(state.q, dtype=float, order="C")
+        v = np.array(state.v, dtype=float, order="C")
+        mem_in = state.extra.get("driver", None)
+        mem = np.zeros(3) if mem_in is None else np.array(mem_in, dtype=float)
+        if mem.shape[0] < 3:
+            mem = np.concatenate([mem, np.zeros(3 - mem.shape[0])])
+        acc = np.zeros((nb_, 6))
+        head = (int(nsteps), float(state.t), drv, pid, mem, limits, bool(want_outputs), bool(first_outputs),
+                self._wsc, self._ssc, self._hsc, self._tsc)
+        if self._chunk is None:
+            self._chunk = list(self._args(state, self._qo, self._vo, acc)) + [self._mem_try]
+            self._chunk_entry = None
+        tail = self._chunk
+        tail[1], tail[2], tail[5] = q, v, acc
+        if self._chunk_entry is None:
+            import numba as nb
+
+            code, k, t = TK.run_steps(*head, *tail)
+            sig = tuple(nb.typeof(a) for a in (*head, *tail))
+            self._chunk_entry = TK.run_steps.overloads[sig].entry_point
+        else:
+            code, k, t = self._chunk_entry(*head, *tail)
+        extra = dict(state.extra)
+        if mem_in is not None:
+            extra["driver"] = mem[: mem_in.shape[0]].copy()
+        new = State(t, q, v, self.nan_lam.copy(), acc if k > 0 else state.acc.copy(), extra)
+        k = int(k)
+        tm = self.timing
+        tm["contact"] = tm.get("contact", 0.0) + (clk() - t0)
+        c = self.counters
+        for key in ("steps", "residual_evals", "jacobian_evals", "factorizations", "solves", "iterations"):
+            c[key] += k
+        if k:
+            self.last["iterations"] = 1
+        return int(code), k, new
+
+
+def _new_buffer(track):
+    from ._slice import new_slice_buffer
+
+    return new_slice_buffer(track._cap, track._n_edges, track._stack)
