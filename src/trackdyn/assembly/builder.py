@@ -150,7 +150,6 @@ def build_vehicle(spec, origin=(0.0, 0.0, 0.0), geometry: VehicleGeometry | None
     ch = spec.chassis
     chassis = m.add_body("chassis", mass=ch.mass, inertia=list(ch.inertia), pos=W(*ch.com))
     sides = {}
-    sus = spec.suspension
     shoes = spec.shoes
     T_target = spec.idler.tensioner.target_tension if target_tension is None else float(target_tension)
     for side in SIDES:
@@ -188,37 +187,8 @@ def build_vehicle(spec, origin=(0.0, 0.0, 0.0), geometry: VehicleGeometry | None
             tname = p + "tensioner"
             m.add_force(TSDA(chassis, carrier, point_a=W(*anchor), point_b=W(ix, y, iz), stiffness=ten.stiffness,
                              damping=ten.damping, free_length=ten.free_length, actuation=ten.preload, name=tname))
-        # suspension
-        arms, wheels = [], []
-        sgn = -1.0 if sus.trailing else 1.0
-        for k, ((px, pz), (wx, wz), st) in enumerate(zip(lay.pivots, lay.wheels, sus.stations)):
-            if sus.type == "rigid":
-                # rigid rail (agapov-kovalev-pogorelov Fig. 10a): the wheel's axle is fixed to the hull
-                wheel = m.add_body(f"{p}roadwheel[{k}]", mass=sus.wheel_mass, inertia=list(sus.wheel_inertia),
-                                   pos=W(wx, y, wz))
-                m.add_joint(Revolute(chassis, wheel, point=W(wx, y, wz), axis=Y, name=f"{p}roadwheel[{k}].axle"))
-                wheels.append(wheel.name)
-                continue
-            ang = math.atan2(wz - pz, wx - px)
-            arm = m.add_body(f"{p}arm[{k}]", mass=sus.arm_mass, inertia=list(sus.arm_inertia),
-                             pos=W(0.5 * (px + wx), y, 0.5 * (pz + wz)), quat=_rot_y(ang))
-            wheel = m.add_body(f"{p}roadwheel[{k}]", mass=sus.wheel_mass, inertia=list(sus.wheel_inertia),
-                               pos=W(wx, y, wz))
-            m.add_joint(Revolute(chassis, arm, point=W(px, y, pz), axis=Y, name=f"{p}arm[{k}].pivot"))
-            m.add_joint(Revolute(arm, wheel, point=W(wx, y, wz), axis=Y, name=f"{p}roadwheel[{k}].axle"))
-            m.add_force(RSDA(chassis, arm, axis=Y, spring_table=_torsion_table(sus, sgn), name=f"{p}arm[{k}].torsion"))
-            if st.damper:
-                d = sus.damper
-                m.add_force(TSDA(chassis, arm, point_a=W(wx, y, wz + d.length), point_b=W(wx, y, wz),
-                                 damper_table=_damper_table(d), free_length=d.length, name=f"{p}damper[{k}]"))
-            arms.append(arm.name)
-            wheels.append(wheel.name)
-        rollers = []
-        ro = spec.rollers
-        for k, (rx, rz) in enumerate(lay.rollers):
-            r = m.add_body(f"{p}roller[{k}]", mass=ro.mass, inertia=list(ro.inertia), pos=W(rx, y, rz))
-            m.add_joint(Revolute(chassis, r, point=W(rx, y, rz), axis=Y, name=f"{p}roller[{k}].axle"))
-            rollers.append(r.name)
+        # suspension and support rollers
+        arms, wheels, rollers = add_running_gear(m, chassis, spec, lay, p, y, W)
         # shoes
         n = trk.n_shoes
         centers = trk.shoe_centers
@@ -246,6 +216,62 @@ def build_vehicle(spec, origin=(0.0, 0.0, 0.0), geometry: VehicleGeometry | None
         _set_speed(m, spec, geo, sides, float(speed))
     return VehicleModel(spec, m, geo, sides, O, drv)
 
+
+
+def add_running_gear(m: Model, chassis, spec, lay, p: str, y: float, W, tree: dict | None = None):
+    """Road-wheel stations and support rollers of one side; returns (arms, wheels, rollers) names.
+
+    Trailing arms on revolutes to the chassis with the torsion bar (RSDA,
+    jounce/rebound table) and optional vertical dampers (TSDA, force-velocity
+    table); road wheels on revolutes to the arms — or, for a ``rigid``
+    suspension (agapov-kovalev-pogorelov Fig. 10a), on revolutes to the
+    chassis; rollers on revolutes to the chassis. ``lay`` is the side's
+    layout (pivots, wheels, rollers in the vehicle frame), ``W`` maps vehicle
+    to world coordinates. With ``tree`` (the massless model's relative
+    coordinates) each new body's parent, joint point, axis and role is added.
+    Shared by the link-track and the massless builders so that both levels of
+    fidelity have the same running gear.
+    """
+    Y = np.array([0.0, 1.0, 0.0])
+    sus = spec.suspension
+    arms, wheels = [], []
+    sgn = -1.0 if sus.trailing else 1.0
+    for k, ((px, pz), (wx, wz), st) in enumerate(zip(lay.pivots, lay.wheels, sus.stations)):
+        if sus.type == "rigid":
+            # rigid rail: the wheel's axle is fixed to the hull
+            wheel = m.add_body(f"{p}roadwheel[{k}]", mass=sus.wheel_mass, inertia=list(sus.wheel_inertia),
+                               pos=W(wx, y, wz))
+            m.add_joint(Revolute(chassis, wheel, point=W(wx, y, wz), axis=Y, name=f"{p}roadwheel[{k}].axle"))
+            if tree is not None:
+                tree[wheel.name] = ("chassis", W(wx, y, wz), Y, "spin")
+            wheels.append(wheel.name)
+            continue
+        ang = math.atan2(wz - pz, wx - px)
+        arm = m.add_body(f"{p}arm[{k}]", mass=sus.arm_mass, inertia=list(sus.arm_inertia),
+                         pos=W(0.5 * (px + wx), y, 0.5 * (pz + wz)), quat=_rot_y(ang))
+        wheel = m.add_body(f"{p}roadwheel[{k}]", mass=sus.wheel_mass, inertia=list(sus.wheel_inertia),
+                           pos=W(wx, y, wz))
+        m.add_joint(Revolute(chassis, arm, point=W(px, y, pz), axis=Y, name=f"{p}arm[{k}].pivot"))
+        m.add_joint(Revolute(arm, wheel, point=W(wx, y, wz), axis=Y, name=f"{p}roadwheel[{k}].axle"))
+        if tree is not None:
+            tree[arm.name] = ("chassis", W(px, y, pz), Y, "dof")
+            tree[wheel.name] = (arm.name, W(wx, y, wz), Y, "spin")
+        m.add_force(RSDA(chassis, arm, axis=Y, spring_table=_torsion_table(sus, sgn), name=f"{p}arm[{k}].torsion"))
+        if st.damper:
+            d = sus.damper
+            m.add_force(TSDA(chassis, arm, point_a=W(wx, y, wz + d.length), point_b=W(wx, y, wz),
+                             damper_table=_damper_table(d), free_length=d.length, name=f"{p}damper[{k}]"))
+        arms.append(arm.name)
+        wheels.append(wheel.name)
+    rollers = []
+    ro = spec.rollers
+    for k, (rx, rz) in enumerate(lay.rollers):
+        r = m.add_body(f"{p}roller[{k}]", mass=ro.mass, inertia=list(ro.inertia), pos=W(rx, y, rz))
+        m.add_joint(Revolute(chassis, r, point=W(rx, y, rz), axis=Y, name=f"{p}roller[{k}].axle"))
+        if tree is not None:
+            tree[r.name] = ("chassis", W(rx, y, rz), Y, "spin")
+        rollers.append(r.name)
+    return arms, wheels, rollers
 
 def _set_speed(m: Model, spec, geo: VehicleGeometry, sides, V: float):
     """Rolling initial velocities: forward V, wheels spinning, track circulating (bottom strand at rest)."""

@@ -30,10 +30,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..assembly.builder import SIDES, SideInfo, VehicleGeometry, _damper_table, _rot_y, _torsion_table
+from ..assembly.builder import SIDES, SideInfo, VehicleGeometry, add_running_gear
 from ..assembly.builder import vehicle_geometry
 from ..assembly.geometry import Circle, track_path
-from ..mbs import RSDA, TSDA, Model, Revolute
+from ..mbs import Model, Revolute
 
 __all__ = ["MasslessVehicle", "TrackLayout", "build_massless", "gauss_offsets"]
 
@@ -157,39 +157,7 @@ def build_massless(spec, origin=(0.0, 0.0, 0.0), geometry: VehicleGeometry | Non
         idler = m.add_body(p + "idler", mass=spec.idler.mass, inertia=list(spec.idler.inertia), pos=W(ix, y, iz))
         m.add_joint(Revolute(chassis, idler, point=W(ix, y, iz), axis=Y, name=p + "idler.axle"))
         tree[idler.name] = ("chassis", W(ix, y, iz), Y, "spin")
-        arms, wheels = [], []
-        sgn = -1.0 if sus.trailing else 1.0
-        for k, ((px, pz), (wx, wz), st) in enumerate(zip(lyt.pivots, lyt.wheels, sus.stations)):
-            if sus.type == "rigid":
-                wheel = m.add_body(f"{p}roadwheel[{k}]", mass=sus.wheel_mass, inertia=list(sus.wheel_inertia),
-                                   pos=W(wx, y, wz))
-                m.add_joint(Revolute(chassis, wheel, point=W(wx, y, wz), axis=Y, name=f"{p}roadwheel[{k}].axle"))
-                tree[wheel.name] = ("chassis", W(wx, y, wz), Y, "spin")
-                wheels.append(wheel.name)
-                continue
-            ang = math.atan2(wz - pz, wx - px)
-            arm = m.add_body(f"{p}arm[{k}]", mass=sus.arm_mass, inertia=list(sus.arm_inertia),
-                             pos=W(0.5 * (px + wx), y, 0.5 * (pz + wz)), quat=_rot_y(ang))
-            wheel = m.add_body(f"{p}roadwheel[{k}]", mass=sus.wheel_mass, inertia=list(sus.wheel_inertia),
-                               pos=W(wx, y, wz))
-            m.add_joint(Revolute(chassis, arm, point=W(px, y, pz), axis=Y, name=f"{p}arm[{k}].pivot"))
-            m.add_joint(Revolute(arm, wheel, point=W(wx, y, wz), axis=Y, name=f"{p}roadwheel[{k}].axle"))
-            tree[arm.name] = ("chassis", W(px, y, pz), Y, "dof")
-            tree[wheel.name] = (arm.name, W(wx, y, wz), Y, "spin")
-            m.add_force(RSDA(chassis, arm, axis=Y, spring_table=_torsion_table(sus, sgn), name=f"{p}arm[{k}].torsion"))
-            if st.damper:
-                d = sus.damper
-                m.add_force(TSDA(chassis, arm, point_a=W(wx, y, wz + d.length), point_b=W(wx, y, wz),
-                                 damper_table=_damper_table(d), free_length=d.length, name=f"{p}damper[{k}]"))
-            arms.append(arm.name)
-            wheels.append(wheel.name)
-        rollers = []
-        ro = spec.rollers
-        for k, (rx, rz) in enumerate(lyt.rollers):
-            r = m.add_body(f"{p}roller[{k}]", mass=ro.mass, inertia=list(ro.inertia), pos=W(rx, y, rz))
-            m.add_joint(Revolute(chassis, r, point=W(rx, y, rz), axis=Y, name=f"{p}roller[{k}].axle"))
-            tree[r.name] = ("chassis", W(rx, y, rz), Y, "spin")
-            rollers.append(r.name)
+        arms, wheels, rollers = add_running_gear(m, chassis, spec, lyt, p, y, W, tree)
         sides[side] = SideInfo(side, y, sprocket.name, idler.name, None, arms, wheels, rollers, [], [], None,
                                trk.idler_shift, np.full(3, np.nan))
         # contact wheels: radius to the track's outer (ground) face
