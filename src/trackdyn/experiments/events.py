@@ -46,6 +46,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import check_number
 from ..io.results import INCOMPLETE_MARKER, write_json_atomic
 from .limits import SEARCHES, limit_search
 from .trials import G, TIMBER, classify_failure, moving_average, run_trial, vehicle_extent
@@ -106,17 +107,7 @@ def _check_run(run, what):
 
 
 def _num(name, value, positive=False, nonneg=False):
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} = {value!r}: expected a number") from None
-    if not math.isfinite(x):
-        raise ValueError(f"{name} = {value!r}: must be finite")
-    if positive and x <= 0:
-        raise ValueError(f"{name} = {value!r}: must be positive")
-    if nonneg and x < 0:
-        raise ValueError(f"{name} = {value!r}: must be >= 0")
-    return x
+    return check_number(name, value, positive=positive, nonneg=nonneg)
 
 
 def resolve_vehicle(vehicle="m113", sprocket_dx: float = 0.0, sprocket_dz: float = 0.0, idler_dx: float = 0.0,

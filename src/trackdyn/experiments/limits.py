@@ -29,8 +29,9 @@ Example
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
+
+from ..errors import check_number
 
 __all__ = ["Trial", "LimitSearch", "limit_search", "stepped_search", "bisect_search", "values_search", "SEARCHES"]
 
@@ -92,15 +93,7 @@ class LimitSearch:
 
 
 def _check(name, x, positive=False):
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        raise ValueError(f"limit search: {name} = {x!r}: expected a number") from None
-    if not math.isfinite(v):
-        raise ValueError(f"limit search: {name} = {x!r}: must be finite")
-    if positive and v <= 0:
-        raise ValueError(f"limit search: {name} = {x!r}: must be positive")
-    return v
+    return check_number(f"limit search: {name}", x, positive=positive)
 
 
 def _run(trial, value, trials, cache):

@@ -21,23 +21,15 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import check_number
+
 __all__ = ["Scenario", "FIDELITIES"]
 
 FIDELITIES = ("links", "massless")
 
 
 def _num(name, value, positive=False, nonneg=False):
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"scenario.{name} = {value!r}: expected a number") from None
-    if not math.isfinite(x):
-        raise ValueError(f"scenario.{name} = {value!r}: must be finite")
-    if positive and x <= 0:
-        raise ValueError(f"scenario.{name} = {value!r}: must be positive")
-    if nonneg and x < 0:
-        raise ValueError(f"scenario.{name} = {value!r}: must be >= 0")
-    return x
+    return check_number(f"scenario.{name}", value, positive=positive, nonneg=nonneg)
 
 
 @dataclass(frozen=True)
