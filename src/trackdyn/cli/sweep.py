@@ -1,4 +1,4 @@
-"""CLI: ``trackdyn sweep FILE [--scheduler ADDR] [--workers N] [--out DIR] [--json]``.
+"""CLI: ``trackdyn sweep FILE [--scheduler ADDR] [--workers N] [--fidelity F] [--out DIR] [--json]``.
 
 Runs (or resumes) the sweep of a TOML sweep file on Dask
 (:mod:`trackdyn.experiments.sweep`): an embedded ``LocalCluster`` with
@@ -27,6 +27,8 @@ def sweep(
     workers: Optional[int] = typer.Option(None, "--workers", help="Worker processes of the embedded cluster "
                                           "(default: one per core)."),
     out: Optional[Path] = typer.Option(None, "--out", help="Output folder (default: sweeps/<name>)."),
+    fidelity: Optional[str] = typer.Option(None, "--fidelity", help="Track model of every point: links or "
+                                           "massless (default: the file's, else links)."),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="Re-run the points recorded as failed."),
     plot_only: bool = typer.Option(False, "--plot-only", help="Only rebuild the table and figures of DIR."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout and nothing else."),
@@ -40,6 +42,14 @@ def sweep(
         fail(f"--workers must be >= 1, got {workers}")
     try:
         spec = load_sweep(file)
+        if fidelity is not None:
+            from dataclasses import replace
+
+            from ..spec.scenario import FIDELITIES
+
+            if fidelity not in FIDELITIES:
+                raise ValueError(f"--fidelity = {fidelity!r}: choose one of {FIDELITIES}")
+            spec = replace(spec, fidelity=fidelity)
     except ValueError as err:
         fail(str(err))
     target = out if out is not None else Path("sweeps") / spec.name
@@ -61,7 +71,7 @@ def sweep(
 
     try:
         with bar:
-            info = run_sweep(file, target, scheduler=scheduler, workers=workers, progress=progress,
+            info = run_sweep(spec if fidelity is not None else file, target, scheduler=scheduler, workers=workers, progress=progress,
                              retry_failed=retry_failed)
     except ValueError as err:
         fail(str(err))
