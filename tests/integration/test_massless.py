@@ -173,3 +173,27 @@ def test_m113_rolls_over_a_half_round_at_speed():
     assert z.max() - z[0] > 0.05  # lifted by the obstacle
     assert res["chassis.pos.x"][-1] > 1.5 + 2 * H + 0.5  # the sprocket (front) is past it
     assert abs(res["chassis.vel.x"][-1] - 4.0) < 1.0
+
+
+def test_the_massless_drive_reads_the_torque_map_as_the_links_model_does():
+    # the M113's map is against track speed (map_speed = "track"): both fidelity levels must read it at the
+    # sprocket speed times the pin-circle radius (it was once read at the bare sprocket speed here)
+    import warnings
+
+    from trackdyn.driver import FullThrottle
+    from trackdyn.spec.scenario import Scenario
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sc = Scenario(vehicle="m113", driver=FullThrottle(delay=0.3), t_end=1.5, step=0.005, output_step=0.01,
+                      fidelity="massless")
+        prep = prepare(sc)
+    assert prep.drivetrain.map_scale == prep.spec.sprocket.assembly_radius
+    res = prep.sim.run(sc.t_end)
+    tm = np.array(prep.spec.powertrain.torque_map)
+    m = res.t > 0.35
+    for side in ("left", "right"):
+        w, T = res[f"{side}.sprocket.speed"][m], res[f"{side}.sprocket.torque"][m]
+        expected = np.interp(w * prep.drivetrain.map_scale, tm[:, 0], tm[:, 1])
+        np.testing.assert_allclose(T, expected, rtol=1e-9)
+        assert w.max() * prep.drivetrain.map_scale > tm[0, 0]  # the map's sloping part was reached

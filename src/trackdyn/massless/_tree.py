@@ -37,6 +37,7 @@ import numpy as np
 from ..math._kernels import quat_exp_half, quat_mul
 from ..mbs._force_kernels import table_eval
 from ..mbs._kernels import body_kinematics
+from ..powertrain import sprocket_torque
 from . import _kernels as K
 
 jit = nb.njit(cache=True)
@@ -45,7 +46,6 @@ KIND_HULL = 0
 KIND_DOF = 1     # revolute to the hull, one joint rate
 KIND_SPIN = 2    # spins on an axle of the hull or of a DOF body; moves with it
 
-BRAKE_SPEED = 0.05  # rad/s, as trackdyn.powertrain.BRAKE_SPEED
 
 
 @jit
@@ -285,26 +285,17 @@ def elements(dof, R, pos, vel, omega, body_T, body_W,
 
 @jit
 def drive(C, spr, dof, R, omega, body_W, throttle, braking, map_w, map_t, brake_torque, Q, Dv, g, out):
-    """Sprocket torque of trackdyn.powertrain.Drivetrain (map at the sprocket's speed relative to the hull; brake)."""
+    """Sprocket torque of trackdyn.powertrain.Drivetrain (map at the sprocket's speed relative to the hull; brake).
+
+    ``map_w`` is the map's abscissa in sprocket rad/s (the stepper divides a
+    track-speed map by the drivetrain's ``map_scale``).
+    """
     n = Q.shape[0]
     ay = (R[C, 0, 1], R[C, 1, 1], R[C, 2, 1])
     for e in range(spr.shape[0]):
         b = spr[e]
         ws = _dot(ay, (omega[b, 0] - omega[C, 0], omega[b, 1] - omega[C, 1], omega[b, 2] - omega[C, 2]))
-        nm = map_w.shape[0]
-        if ws <= map_w[0]:
-            tm, dtm = map_t[0], 0.0
-        elif ws >= map_w[nm - 1]:
-            tm, dtm = map_t[nm - 1], 0.0
-        else:
-            k = 0
-            while map_w[k + 1] < ws:
-                k += 1
-            dtm = (map_t[k + 1] - map_t[k]) / (map_w[k + 1] - map_w[k])
-            tm = map_t[k] + dtm * (ws - map_w[k])
-        th = math.tanh(ws / BRAKE_SPEED)
-        T = throttle[e] * tm - braking[e] * brake_torque * th
-        dT = throttle[e] * dtm - braking[e] * brake_torque * (1.0 - th * th) / BRAKE_SPEED
+        T, dT = sprocket_torque(ws, throttle[e], braking[e], brake_torque, map_w, map_t, 1.0)
         out[e, 0] = T
         out[e, 1] = ws
         for i in range(n):
@@ -330,7 +321,6 @@ def advance(C, kind, parent, dof, pivot, axis, spin, q, unew, h, qout):
     qc = (qc[0] / nq, qc[1] / nq, qc[2] / nq, qc[3] / nq)
     for i in range(4):
         qout[C, 3 + i] = qc[i]
-    cc0 = (qc0[0], -qc0[1], -qc0[2], -qc0[3])
     for order in range(2):  # DOF bodies and hull spins first, then spins on DOF bodies
         for b in range(kind.shape[0]):
             if b == C:

@@ -152,7 +152,9 @@ class RealtimeStepper(Integrator):
         dt = self.drivetrain
         if dt is not None:
             self.spr = dt.sprockets.copy()
-            self.map_w, self.map_t, self.brake_torque = dt.map_w, dt.map_t, dt.brake_torque
+            # the compiled drive reads the map against sprocket rad/s: a track-speed map (map_scale = pin-circle
+            # radius) is rescaled here, as Drivetrain does inside its kernel
+            self.map_w, self.map_t, self.brake_torque = dt.map_w / dt.map_scale, dt.map_t, dt.brake_torque
         else:
             self.spr = np.zeros(0, np.int64)
             self.map_w = self.map_t = np.zeros(2)

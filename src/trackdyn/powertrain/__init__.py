@@ -42,6 +42,32 @@ SERVO_GAIN = 1e6  # N m s/rad, prescribed sprocket speed
 
 
 @nb.njit(cache=True)
+def sprocket_torque(ws, throttle, braking, brake_torque, map_w, map_t, map_scale):
+    """Drive torque T (N m) at sprocket speed ``ws`` (rad/s, relative to the hull) and dT/dws.
+
+    ``throttle`` × the map (clamped, linear between points; its abscissa is
+    ``ws · map_scale``: 1, or the pin-circle radius when the map is against
+    track speed) minus ``braking`` × ``brake_torque`` × tanh(ws / BRAKE_SPEED).
+    """
+    n = map_w.shape[0]
+    xs = ws * map_scale
+    if xs <= map_w[0]:
+        tm, dtm = map_t[0], 0.0
+    elif xs >= map_w[n - 1]:
+        tm, dtm = map_t[n - 1], 0.0
+    else:
+        k = 0
+        while map_w[k + 1] < xs:
+            k += 1
+        dtm = (map_t[k + 1] - map_t[k]) / (map_w[k + 1] - map_w[k]) * map_scale
+        tm = map_t[k] + dtm / map_scale * (xs - map_w[k])
+    th = math.tanh(ws / BRAKE_SPEED)
+    T = throttle * tm - braking * brake_torque * th
+    dT = throttle * dtm - braking * brake_torque * (1.0 - th * th) / BRAKE_SPEED
+    return T, dT
+
+
+@nb.njit(cache=True)
 def _drive_kernel(chassis, sprockets, R, omega_w, throttle, braking, map_w, map_t, map_scale, brake_torque,
                   servo_ref, servo_gain, Q, Kx, Kv, out):
     dX = np.zeros((3, 12))
@@ -56,22 +82,7 @@ def _drive_kernel(chassis, sprockets, R, omega_w, throttle, braking, map_w, map_
         ay = (R[chassis, 0, 1], R[chassis, 1, 1], R[chassis, 2, 1])
         ws = ay[0] * (omega_w[b, 0] - omega_w[chassis, 0]) + ay[1] * (omega_w[b, 1] - omega_w[chassis, 1]) \
             + ay[2] * (omega_w[b, 2] - omega_w[chassis, 2])
-        # map (clamped) and its slope; the abscissa is ω_s times map_scale (1, or the pin-circle radius)
-        n = map_w.shape[0]
-        xs = ws * map_scale
-        if xs <= map_w[0]:
-            tm, dtm = map_t[0], 0.0
-        elif xs >= map_w[n - 1]:
-            tm, dtm = map_t[n - 1], 0.0
-        else:
-            k = 0
-            while map_w[k + 1] < xs:
-                k += 1
-            dtm = (map_t[k + 1] - map_t[k]) / (map_w[k + 1] - map_w[k]) * map_scale
-            tm = map_t[k] + dtm / map_scale * (xs - map_w[k])
-        th = math.tanh(ws / 0.05)
-        T = throttle[e] * tm - braking[e] * brake_torque * th
-        dT = throttle[e] * dtm - braking[e] * brake_torque * (1.0 - th * th) / 0.05
+        T, dT = sprocket_torque(ws, throttle[e], braking[e], brake_torque, map_w, map_t, map_scale)
         if servo_gain > 0.0:
             T = servo_gain * (servo_ref - ws)
             dT = -servo_gain

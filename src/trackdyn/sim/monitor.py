@@ -110,17 +110,30 @@ class DivergenceMonitor:
             self.last_good = new
             return
         t = new.t
-        for name in ("q", "v", "lam"):
-            arr = getattr(new, name)
-            if not np.all(np.isfinite(arr)):
-                bad = np.argwhere(~np.isfinite(arr))[0]
-                who = s.body_names[bad[0]] if name in ("q", "v") else self._joint_of_row(int(bad[0]))
-                raise StepFailed(f"t = {t:.6g} s: non-finite {name} ({who})")
+        self._check_motion(new)
+        if not np.all(np.isfinite(new.lam)):
+            bad = np.argwhere(~np.isfinite(new.lam))[0]
+            raise StepFailed(f"t = {t:.6g} s: non-finite lam ({self._joint_of_row(int(bad[0]))})")
         if s.nc and len(s.phi):
             k = int(np.argmax(np.abs(s.phi)))
             if abs(s.phi[k]) > self.max_violation:
                 raise StepFailed(f"t = {t:.6g} s: joint {self._joint_of_row(k)} violated by {abs(s.phi[k]):.3g} "
                                  f"(limit {self.max_violation})")
+        dE = self.kinetic(new.v) - self.kinetic(old.v)
+        work = h * np.abs(np.sum(s.f * new.v, axis=1)) + h * np.abs(np.sum(s.f * old.v, axis=1))
+        # constraint forces move energy between bodies: compare totals, name the largest gainer
+        self._check_energy(t, dE.sum(), work.sum(), self.kinetic(old.v).sum(), old, new)
+        self.last_good = new
+
+    def _check_motion(self, new) -> None:
+        """Non-finite positions or velocities, runaway speed or spin: StepFailed naming the body."""
+        s = self.system
+        t = new.t
+        for name in ("q", "v"):
+            arr = getattr(new, name)
+            if not np.all(np.isfinite(arr)):
+                bad = np.argwhere(~np.isfinite(arr))[0]
+                raise StepFailed(f"t = {t:.6g} s: non-finite {name} ({s.body_names[bad[0]]})")
         speed = np.linalg.norm(new.v[:, :3], axis=1)
         spin = np.linalg.norm(new.v[:, 3:], axis=1)
         b = int(np.argmax(speed))
@@ -130,14 +143,14 @@ class DivergenceMonitor:
         if spin[b] > self.max_spin:
             raise StepFailed(f"t = {t:.6g} s: body {s.body_names[b]} spinning at {spin[b]:.3g} rad/s "
                              f"(limit {self.max_spin})")
-        dE = self.kinetic(new.v) - self.kinetic(old.v)
-        work = h * np.abs(np.sum(s.f * new.v, axis=1)) + h * np.abs(np.sum(s.f * old.v, axis=1))
-        # constraint forces move energy between bodies: compare totals, name the largest gainer
-        if dE.sum() > self.max_energy_jump * work.sum() + 1.0 and dE.sum() > 0.1 * self.kinetic(old.v).sum():
-            b = int(np.argmax(dE))
-            raise StepFailed(f"t = {t:.6g} s: kinetic energy jumped by {dE.sum():.3g} J in one step, more than "
-                             f"the applied forces can do ({work.sum():.3g} J); largest gain: body {s.body_names[b]}")
-        self.last_good = new
+
+    def _check_energy(self, t, dE: float, work: float, ke_old: float, old, new) -> None:
+        """StepFailed when kinetic energy grew by ``dE`` more than ``max_energy_jump`` × the forces' ``work``."""
+        if dE > self.max_energy_jump * work + 1.0 and dE > 0.1 * ke_old:
+            b = int(np.argmax(self.kinetic(new.v) - self.kinetic(old.v)))
+            raise StepFailed(f"t = {t:.6g} s: kinetic energy jumped by {dE:.3g} J in one step, more than "
+                             f"the applied forces can do ({work:.3g} J); largest gain: body "
+                             f"{self.system.body_names[b]}")
 
     def _joint_of_row(self, r: int) -> str:
         s = self.system

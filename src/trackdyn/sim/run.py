@@ -43,12 +43,36 @@ def _ground_under(terrain, x0: float, x1: float, ys) -> float:
     return float(max(np.max([terrain.height(x, y) for x in xs]) for y in ys))
 
 
+def vehicle_placement(sc):
+    """(spec, terrain, geometry, z0) of a scenario: the origin height z0 puts the lowest pad ``sc.drop``
+    above the highest ground under the tracks (shared by every fidelity level)."""
+    spec = sc.vehicle_spec()
+    terrain = sc.terrain if sc.terrain is not None else _default_terrain()
+    geo = vehicle_geometry(spec)
+    xs = np.concatenate([t.pins[:, 0] for t in geo.tracks.values()])
+    y = spec.tracks.lateral_offset
+    ground = _ground_under(terrain, sc.start_x + xs.min(), sc.start_x + xs.max(), (y, -y))
+    return spec, terrain, geo, ground + sc.drop - geo.ground_z()
+
+
+def vehicle_drivetrain(spec, idx, sides, driver):
+    """The spec's powertrain on a built model (``idx``: body name → index; ``sides``: side infos).
+
+    A map against track speed (``map_speed = "track"``) is read at the
+    sprocket's speed times its pin-circle (assembly) radius.
+    """
+    from ..powertrain import Drivetrain
+
+    scale = spec.sprocket.assembly_radius if spec.powertrain.map_speed == "track" else 1.0
+    return Drivetrain(idx["chassis"], (idx[sides["left"].sprocket], idx[sides["right"].sprocket]),
+                      spec.powertrain.torque_map, spec.powertrain.brake_torque, driver, map_scale=scale)
+
+
 def prepare(scenario, record=None) -> Prepared:
     """Build everything a scenario needs, without running it."""
     from ..assembly.contact import vehicle_contact
     from ..assembly.outputs import ShoeTensions
     from ..assembly.visuals import add_vehicle_visuals
-    from ..powertrain import Drivetrain
 
     sc = scenario
     if sc.fidelity == "massless":
@@ -58,14 +82,7 @@ def prepare(scenario, record=None) -> Prepared:
         return prepare_massless(sc, record)
     if sc.fidelity != "links":
         raise ValueError(f"scenario.fidelity = {sc.fidelity!r}: choose 'links' or 'massless'")
-    spec = sc.vehicle_spec()
-    terrain = sc.terrain if sc.terrain is not None else _default_terrain()
-    geo = vehicle_geometry(spec)
-    # place the lowest pad `drop` above the highest ground under the tracks
-    xs = np.concatenate([t.pins[:, 0] for t in geo.tracks.values()])
-    y = spec.tracks.lateral_offset
-    ground = _ground_under(terrain, sc.start_x + xs.min(), sc.start_x + xs.max(), (y, -y))
-    z0 = ground + sc.drop - geo.ground_z()
+    spec, terrain, geo, z0 = vehicle_placement(sc)
     vm = build_vehicle(spec, origin=(sc.start_x, 0.0, z0), geometry=geo, speed=sc.speed)
     add_vehicle_visuals(vm)
     contact = vehicle_contact(vm, terrain)
@@ -73,9 +90,7 @@ def prepare(scenario, record=None) -> Prepared:
     drivetrain = None
     m = vm.model
     idx = {n: k for k, n in enumerate(m.body_names)}
-    scale = spec.sprocket.assembly_radius if spec.powertrain.map_speed == "track" else 1.0
-    drivetrain = Drivetrain(idx["chassis"], (idx[vm.sides["left"].sprocket], idx[vm.sides["right"].sprocket]),
-                            spec.powertrain.torque_map, spec.powertrain.brake_torque, sc.driver, map_scale=scale)
+    drivetrain = vehicle_drivetrain(spec, idx, vm.sides, sc.driver)
     providers.append(drivetrain)
     system = AbsoluteSystem(m, providers=providers, coupling="diagonal")
     sim = Simulation(m, integrator=sc.integrator, step=sc.step, output_step=sc.output_step, solver=sc.solver,

@@ -147,7 +147,7 @@ class Simulation:
                         self.record_time += clk() - t0
                 except StepFailed as err:
                     status, error = "diverged", str(err)
-                    self.last_good_state = self.state.copy() if hasattr(self.state, "copy") else self.state
+                    self.last_good_state = self.state.copy()
                     break
                 self.state = new_state
                 self.steps += 1
@@ -158,6 +158,10 @@ class Simulation:
             rec.abort(err)
             raise
         self.wall_time += clk() - start
+        return self._finish(status, error, out)
+
+    def _finish(self, status, error, out) -> Result:
+        """The run's Result; a diverged run also keeps its last good state (``last_good_state.npz`` in ``out``)."""
         meta = self.metadata(status, error)
         if status == "diverged":
             meta["last_good_t"] = float(self.state.t)
@@ -166,7 +170,7 @@ class Simulation:
 
                 save_state(Path(out) / "last_good_state.npz", self.state)
                 meta["last_good_state"] = "last_good_state.npz"
-        return rec.result(meta)
+        return self.recorder.result(meta)
 
     def metadata(self, status="complete", error=None) -> dict:
         it = self.integrator
