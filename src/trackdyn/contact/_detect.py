@@ -24,6 +24,7 @@ import math
 import numba as nb
 import numpy as np
 
+from ..terrain._kernels import bvh_query
 from ._vec import mat_tvec, mat_vec, vadd, vcross, vdot, vnorm, vscale, vsub
 from ._kernels import K_DN, K_PL, K_PN, K_PP, L_WINKLER, PM_FIXED, PM_LINE, W_DISC, W_POINT, W_SPHERE
 
@@ -1092,31 +1093,6 @@ def _box_solid_mesh(rec, n, s, b, s_pos, s_rot, s_par, sw_c, sw_R, mV, mF, mFN, 
 
 # =========================================================================== driver
 @jit
-def _bvh_root_query(bvh_min, bvh_max, bvh_left, bvh_right, bvh_start, bvh_count, bvh_faces, root, qmin, qmax, out,
-                    stack):
-    """Faces of the tree rooted at ``root`` whose leaf box overlaps [qmin, qmax] (count returned)."""
-    n = 0
-    stack[0] = root
-    top = 1
-    while top > 0:
-        top -= 1
-        k = stack[top]
-        if (bvh_min[k, 0] > qmax[0] or bvh_max[k, 0] < qmin[0] or bvh_min[k, 1] > qmax[1]
-                or bvh_max[k, 1] < qmin[1] or bvh_min[k, 2] > qmax[2] or bvh_max[k, 2] < qmin[2]):
-            continue
-        if bvh_left[k] < 0:
-            for i in range(bvh_start[k], bvh_start[k] + bvh_count[k]):
-                if n < out.shape[0]:
-                    out[n] = bvh_faces[i]
-                n += 1
-        else:
-            stack[top] = bvh_left[k]
-            stack[top + 1] = bvh_right[k]
-            top += 2
-    return n
-
-
-@jit
 def _winkler_face(sw_R, s, hb, nrm):
     """Face of box s whose outward normal points most against ``nrm``: (axis, sign)."""
     best = 2.0
@@ -1196,8 +1172,8 @@ def detect(rec, shp, sc, flt, ter, pos, R, margin, dflt, max_pen, wgrid):
                 for i in range(3):
                     qmin[i] = sc.bb_min[s, i]
                     qmax[i] = sc.bb_max[s, i]
-                nc = _bvh_root_query(ter.bvh_min, ter.bvh_max, ter.bvh_left, ter.bvh_right, ter.bvh_start,
-                                     ter.bvh_count, ter.bvh_faces, ter.me_root[k], qmin, qmax, cand, stack)
+                nc = bvh_query(ter.bvh_min, ter.bvh_max, ter.bvh_left, ter.bvh_right, ter.bvh_start,
+                               ter.bvh_count, ter.bvh_faces, qmin, qmax, cand, stack, ter.me_root[k])
                 nc = min(nc, cand.shape[0])
                 if nc == 0:
                     continue

@@ -68,18 +68,6 @@ class Baumgarte:
         self.independent = np.arange(6 * self.system.nb)
         self._cv = np.zeros(self.system.nc)
 
-    def use_split(self, dependent, t, q, v):
-        """Impose a split (column indices ``6 body + k`` of the dependent coordinates) at the pose (t, q).
-
-        For experiments and tests; the split is still replaced when it degrades.
-        """
-        s = self.system
-        s.update_kinematics(q, v)
-        s.update_drivers(t)
-        s.eval_constraints(want_gamma=False)
-        self.choose(dependent)
-        self._pivot_ratio0 = self._factor()
-
     def begin_step(self, t, q_ref, v_ref):
         pass
 

@@ -174,6 +174,20 @@ class Scheme(Integrator):
         return x[nd:].copy()
 
     # ------------------------------------------------------------------ Newton test
+    def _newton_done(self, err: float, prev: float) -> bool:
+        """Newton's increment test: ``err`` (the increment over its tolerance) ≤ 1, or stagnation.
+
+        Stagnation: the increments stopped shrinking (``err ≥ 0.9 prev``) within
+        ``STAGNATION_WINDOW`` tolerances — the round-off floor; counted in
+        ``counters["newton_stagnations"]``.
+        """
+        if err <= 1.0:
+            return True
+        if err <= STAGNATION_WINDOW and err >= 0.9 * prev:
+            self.counters["newton_stagnations"] += 1
+            return True
+        return False
+
     def _lambda_error(self, dlam, lam, rtol: float, atol: float) -> float:
         """max|Δλ| over its tolerance ``rtol·max|λ| + atol·m̄/h`` (≤ 1: converged).
 

@@ -153,7 +153,7 @@ class ABM(ChartScheme):
     def _attempt(self, hist, H, state):
         """One PECE step of size H from hist[0]; returns (err, point or None)."""
         ht, hq, hv, ha = hist
-        t, q0, v0, a0 = ht[0], hq[0], hv[0], ha[0]
+        t, q0, v0 = ht[0], hq[0], hv[0]
         m = min(self.order, len(ht))
         nb_ = self.system.nb
         self.treat.begin_step(t, q0, v0)

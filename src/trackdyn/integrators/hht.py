@@ -60,7 +60,7 @@ from ..mbs import _kernels as MK
 from ..mbs.model import State
 from ._chart_kernels import j_times, jt_times
 from ._kernels import mass_times
-from ._scheme import STAGNATION_WINDOW, Scheme, check_int, check_positive
+from ._scheme import Scheme, check_int, check_positive
 from .base import StepFailed
 
 __all__ = ["HHT"]
@@ -201,13 +201,8 @@ class HHT(Scheme):
             self.last["residual"] = max(err_a, err_l)
             self._lap("update")
             err = max(err_a, err_l)
-            if err <= 1.0:
+            if self._newton_done(err, prev):
                 converged = True
-                break
-            if err <= STAGNATION_WINDOW and err >= 0.9 * prev:
-                # the increments stopped shrinking within a few tolerances: the round-off floor
-                converged = True
-                self.counters["newton_stagnations"] += 1
                 break
             prev = err
         if not converged:

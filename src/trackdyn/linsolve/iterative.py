@@ -280,6 +280,18 @@ def _minres(Hb, pair, Hp, Jr, row_body, delta, Hinv, unit_rows, unit_len, Sinv, 
     return itn, phibar / beta1
 
 
+@nb.njit(cache=True, inline="always")
+def _row_gap(Jr, row_body, delta, bvec, x, y, r):
+    """Row r of J x − δ y − b (J stored per row on its two bodies: Jr (nc, 12), row_body (nc, 2))."""
+    gr = -delta[r] * y[r] - bvec[r]
+    for side in range(2):
+        b = row_body[r, side]
+        if b >= 0:
+            for k in range(6):
+                gr += Jr[r, 6 * side + k] * x[6 * b + k]
+    return gr
+
+
 @nb.njit(cache=True)
 def _psor_dense(Jr, row_body, delta, Et, Ndiag, bvec, x, y, omega, tol_abs, max_iter, g):
     """PSOR sweeps on the dual with x = H⁻¹(a − Jᵀy) maintained; E stored densely as Et (nc, nd).
@@ -293,12 +305,7 @@ def _psor_dense(Jr, row_body, delta, Et, Ndiag, bvec, x, y, omega, tol_abs, max_
     while it < max_iter:
         it += 1
         for r in range(nc):
-            gr = -delta[r] * y[r] - bvec[r]
-            for side in range(2):
-                b = row_body[r, side]
-                if b >= 0:
-                    for k in range(6):
-                        gr += Jr[r, 6 * side + k] * x[6 * b + k]
+            gr = _row_gap(Jr, row_body, delta, bvec, x, y, r)
             d = omega * gr / Ndiag[r]
             y[r] += d
             for i in range(nd):
@@ -318,12 +325,7 @@ def _psor_block(Jr, row_body, delta, Eb, Ndiag, bvec, x, y, omega, tol_abs, max_
     while it < max_iter:
         it += 1
         for r in range(nc):
-            gr = -delta[r] * y[r] - bvec[r]
-            for side in range(2):
-                b = row_body[r, side]
-                if b >= 0:
-                    for k in range(6):
-                        gr += Jr[r, 6 * side + k] * x[6 * b + k]
+            gr = _row_gap(Jr, row_body, delta, bvec, x, y, r)
             d = omega * gr / Ndiag[r]
             y[r] += d
             for side in range(2):
@@ -342,12 +344,7 @@ def _dual_residual(Jr, row_body, delta, bvec, x, y, g):
     """g = J x − δ y − b (the second block of the KKT residual, sign flipped); returns ‖g‖₂."""
     s2 = 0.0
     for r in range(Jr.shape[0]):
-        gr = -delta[r] * y[r] - bvec[r]
-        for side in range(2):
-            b = row_body[r, side]
-            if b >= 0:
-                for k in range(6):
-                    gr += Jr[r, 6 * side + k] * x[6 * b + k]
+        gr = _row_gap(Jr, row_body, delta, bvec, x, y, r)
         g[r] = gr
         s2 += gr * gr
     return math.sqrt(s2)

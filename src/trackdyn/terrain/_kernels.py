@@ -13,17 +13,19 @@ import numpy as np
 
 
 @nb.njit(cache=True)
-def bvh_query(bvh_min, bvh_max, bvh_left, bvh_right, bvh_start, bvh_count, bvh_faces, qmin, qmax, out, stack):
+def bvh_query(bvh_min, bvh_max, bvh_left, bvh_right, bvh_start, bvh_count, bvh_faces, qmin, qmax, out, stack,
+              root=0):
     """Faces whose leaf box overlaps the box [qmin, qmax]; written to ``out``, count returned.
 
-    ``stack`` is scratch of length >= tree depth + 1. Candidates beyond
-    ``out``'s length are counted but not written.
+    ``root`` is the node the traversal starts from (several meshes' trees can
+    share the arrays: contact detection passes each mesh's root). ``stack``
+    is scratch of length >= tree depth + 1. Candidates beyond ``out``'s
+    length are counted but not written.
     """
     n = 0
     if bvh_min.shape[0] == 0:
         return 0
-    top = 0
-    stack[0] = 0
+    stack[0] = root
     top = 1
     while top > 0:
         top -= 1
