@@ -54,6 +54,9 @@ from ._area import depth_area, segment_area_scratch
 from ._slice import corner_slopes, ensure_gradients, slice_meshes, slice_planes, slice_profiles
 
 jit = nb.njit(cache=True, _nrt=False)
+# inlined into the caller at Numba IR level: a call of a function taking the work arrays passes them all by
+# value (thousands of words per call), which cost more than the arithmetic of a wheel contact
+jit_inline = nb.njit(cache=True, _nrt=False, inline="always")
 
 ABSOLUTE = 0
 REDUCED = 1
@@ -205,14 +208,14 @@ def _role_basis(mode, blk, b, R, body_T, body_W, T, W, nc):
 
 
 @jit
-def _basis(e, mode, V, R, body_T, body_W, work, nc):
-    """Role bases of element e (once per evaluation)."""
-    if work.el_done[e]:
+def _basis(e, mode, elem_roles, el_blk, el_done, el_T, el_W, R, body_T, body_W, nc):
+    """Role bases of element e (once per evaluation; the work arrays it fills are passed one by one: a call
+    passing the whole work tuple copies thousands of words)."""
+    if el_done[e]:
         return
-    work.el_done[e] = True
+    el_done[e] = True
     for k in range(4):
-        _role_basis(mode, work.el_blk[e, k], V.elem_roles[e, k], R, body_T, body_W, work.el_T[e, k],
-                    work.el_W[e, k], nc)
+        _role_basis(mode, el_blk[e, k], elem_roles[e, k], R, body_T, body_W, el_T[e, k], el_W[e, k], nc)
 
 
 @jit
@@ -312,32 +315,17 @@ def _emit_stiff(e, g, N, kx, gx, kv, gv, Q, Kx, Kv, on, nc):
 
 # --------------------------------------------------------------------------- friction
 @jit
-def _friction(e, jac, N, GN, VN, nuc, Gnuc, tc, Gtc, P, GP, mu, Gmu, has_gmu, track, side, n, V, P_, work, pos, R,
-              vel, omega, mode, Q, Kx, Kv, on, nc, sout):
-    """Regularised Coulomb friction ``-μ N tanh(|s|/v0) ŝ`` on the track material point at P; returns F.
-
-    The point's velocity is ``m = v_hull(P) - V_t t`` (``V_t`` only with
-    ``track``): the force acts on the hull at P and, through ``V_t``, as
-    ``-r_s F_t`` on the sprocket and ``+r_s F_t`` on the hull. FULL needs
-    ``GN, VN`` (nc,), ``Gnuc, Gtc, GP`` (3, nc): gradients of the normal load,
-    contact normal, track direction and contact point.
-    """
-    C = V.chassis
-    S = V.side_sprocket[side] if track else -1
-    TC = work.el_T[e, 0]
-    WC = work.el_W[e, 0]
+def _slip(P, C, S, track, rs, n, tc, nuc, pos, vel, omega, v0, mu, N):
+    """Slip ``s`` of the track material point at P (velocity ``m = v_hull(P) - V_t t``, ``V_t`` only with
+    ``track``: ``r_s (ω_S - ω_C)·n``) and its regularised Coulomb force ``F = -μ N tanh(|s|/v0) ŝ``."""
     wC = (omega[C, 0], omega[C, 1], omega[C, 2])
     rho = (P[0] - pos[C, 0], P[1] - pos[C, 1], P[2] - pos[C, 2])
     wxr = _cross(wC, rho)
     vh = (vel[C, 0] + wxr[0], vel[C, 1] + wxr[1], vel[C, 2] + wxr[2])
-    JP = work.JP
-    _point_jacobian(TC, WC, rho, JP, nc)
     Vt = 0.0
-    rs = 0.0
     dws = (0.0, 0.0, 0.0)
     wS = (0.0, 0.0, 0.0)
     if track:
-        rs = V.side_rs[side]
         wS = (omega[S, 0], omega[S, 1], omega[S, 2])
         dws = (wS[0] - wC[0], wS[1] - wC[1], wS[2] - wC[2])
         Vt = rs * _dot(dws, n)
@@ -345,93 +333,134 @@ def _friction(e, jac, N, GN, VN, nuc, Gnuc, tc, Gtc, P, GP, mu, Gmu, has_gmu, tr
     nm = _dot(nuc, m)
     s = (m[0] - nuc[0] * nm, m[1] - nuc[1] * nm, m[2] - nuc[2] * nm)
     sn = math.sqrt(_dot(s, s))
-    phi, psi = _tanh_over(sn, P_.v0)
+    phi, psi = _tanh_over(sn, v0)
     F = (-mu * N * phi * s[0], -mu * N * phi * s[1], -mu * N * phi * s[2])
-    Ft = _dot(F, tc)
-    if jac == STIFF:
-        # J_m = J_P - t ⊗ ∂V_t/∂v; Q = J_mᵀ F; Kv = J_mᵀ (∂F/∂s) J_m on the contact plane (basis t, t × ν)
-        Jm = work.G1
-        WS = work.el_W[e, 3]
-        for c in range(nc):
-            vvt = rs * (_dot(n, _col(WS, c)) - _dot(n, _col(WC, c))) if track else 0.0
-            for i in range(3):
-                Jm[i, c] = JP[i, c] - tc[i] * vvt
-        e2 = _cross(tc, nuc)
-        g1 = work.s14
-        g2 = work.s15
-        _jt_vec(Jm, tc, g1, nc)
-        _jt_vec(Jm, e2, g2, nc)
-        s1 = _dot(s, tc)
-        s2 = _dot(s, e2)
-        c0 = -mu * N
-        m11 = c0 * (phi + psi * s1 * s1)
-        m12 = c0 * psi * s1 * s2
-        m22 = c0 * (phi + psi * s2 * s2)
-        _ensure(e, Q, Kx, Kv, on, nc)
-        for a in range(nc):
-            Q[e, a] += g1[a] * Ft + g2[a] * _dot(F, e2)
-            for c in range(nc):
-                Kv[e, a, c] += (g1[a] * (m11 * g1[c] + m12 * g2[c]) + g2[a] * (m12 * g1[c] + m22 * g2[c]))
-    else:
-        Gm = work.G5
-        Vm = work.G6
-        for c in range(nc):
-            a1 = _cross(_cross(_col(WC, c), wC), rho)
-            a2 = _cross(wC, (GP[0, c] - TC[0, c], GP[1, c] - TC[1, c], GP[2, c] - TC[2, c]))
-            _set_col(Gm, c, (a1[0] + a2[0], a1[1] + a2[1], a1[2] + a2[2]))
-            _set_col(Vm, c, _col(JP, c))
-        if track:
-            WS = work.el_W[e, 3]
-            Gn = work.Gn
-            for c in range(nc):
-                gvt = rs * (_dot(dws, _col(Gn, c)) + _dot(n, _cross(_col(WS, c), wS))
-                            - _dot(n, _cross(_col(WC, c), wC)))
-                vvt = rs * (_dot(n, _col(WS, c)) - _dot(n, _col(WC, c)))
-                for i in range(3):
-                    Gm[i, c] -= tc[i] * gvt + Vt * Gtc[i, c]
-                    Vm[i, c] -= tc[i] * vvt
-        Gs = work.G7
-        Vs = work.G8
-        for c in range(nc):
-            gnm = _dot(nuc, _col(Gm, c)) + _dot(m, _col(Gnuc, c))
-            vnm = _dot(nuc, _col(Vm, c))
-            for i in range(3):
-                Gs[i, c] = Gm[i, c] - nuc[i] * gnm - nm * Gnuc[i, c]
-                Vs[i, c] = Vm[i, c] - nuc[i] * vnm
-        GF = work.GF
-        VF = work.VF
-        for c in range(nc):
-            sgs = _dot(s, _col(Gs, c))
-            svs = _dot(s, _col(Vs, c))
-            for i in range(3):
-                GF[i, c] = -mu * (phi * s[i] * GN[c] + N * phi * Gs[i, c] + N * psi * s[i] * sgs)
-                VF[i, c] = -mu * (phi * s[i] * VN[c] + N * phi * Vs[i, c] + N * psi * s[i] * svs)
-                if has_gmu:
-                    GF[i, c] -= Gmu[c] * N * phi * s[i]
-        _emit_force(e, 0, C, P, F, GF, VF, GP, work, pos, R, mode, Q, Kx, Kv, on, nc)
-        if track:
-            Gn = work.Gn
-            GT = work.G9
-            VT = work.GX
-            for c in range(nc):
-                gft = _dot(tc, _col(GF, c)) + _dot(F, _col(Gtc, c))
-                vft = _dot(tc, _col(VF, c))
-                for i in range(3):
-                    GT[i, c] = -rs * (n[i] * gft + Ft * Gn[i, c])
-                    VT[i, c] = -rs * n[i] * vft
-            Tq = (-rs * Ft * n[0], -rs * Ft * n[1], -rs * Ft * n[2])
-            _emit_torque(e, 3, S, Tq, GT, VT, 1.0, work, R, mode, Q, Kx, Kv, on, nc)
-            _emit_torque(e, 0, C, Tq, GT, VT, -1.0, work, R, mode, Q, Kx, Kv, on, nc)
+    return rho, wC, wS, dws, Vt, m, nm, s, phi, psi, F, _dot(F, tc)
+
+
+@jit
+def _friction_out(sout, side, track, F, Ft, N, s, n, tc):
+    """A track contact's friction into the side outputs (traction, lateral force, N-weighted slip, load)."""
     if track:
         sout[side, 0] += Ft
         sout[side, 1] += _dot(F, n)
         sout[side, 2] += N * _dot(s, tc)
         sout[side, 5] += N
+
+
+@jit
+def _friction_stiff(e, N, nuc, tc, P, mu, track, side, n, C, S, rs, v0, TC, WC, WS, JP, Jm, g1, g2, pos, vel, omega,
+                    Q, Kx, Kv, on, nc, sout):
+    """Friction of :func:`_friction` with the STIFF Jacobian (its velocity Jacobian only); returns F.
+
+    Takes the few arrays it writes instead of the work tuple (a call copies its
+    arguments: thousands of words for the tuples). ``C, S``: hull and sprocket
+    (S unused without ``track``), ``rs`` the sprocket's pitch radius, ``TC, WC,
+    WS`` the element's hull and sprocket role bases, ``JP, Jm`` (3, nc) and
+    ``g1, g2`` (nc,) scratch.
+    """
+    rho, wC, wS, dws, Vt, m, nm, s, phi, psi, F, Ft = _slip(P, C, S, track, rs, n, tc, nuc, pos, vel, omega, v0, mu,
+                                                            N)
+    _point_jacobian(TC, WC, rho, JP, nc)
+    # J_m = J_P - t ⊗ ∂V_t/∂v; Q = J_mᵀ F; Kv = J_mᵀ (∂F/∂s) J_m on the contact plane (basis t, t × ν)
+    for c in range(nc):
+        vvt = rs * (_dot(n, _col(WS, c)) - _dot(n, _col(WC, c))) if track else 0.0
+        for i in range(3):
+            Jm[i, c] = JP[i, c] - tc[i] * vvt
+    e2 = _cross(tc, nuc)
+    _jt_vec(Jm, tc, g1, nc)
+    _jt_vec(Jm, e2, g2, nc)
+    s1 = _dot(s, tc)
+    s2 = _dot(s, e2)
+    c0 = -mu * N
+    m11 = c0 * (phi + psi * s1 * s1)
+    m12 = c0 * psi * s1 * s2
+    m22 = c0 * (phi + psi * s2 * s2)
+    _ensure(e, Q, Kx, Kv, on, nc)
+    for a in range(nc):
+        Q[e, a] += g1[a] * Ft + g2[a] * _dot(F, e2)
+        for c in range(nc):
+            Kv[e, a, c] += (g1[a] * (m11 * g1[c] + m12 * g2[c]) + g2[a] * (m12 * g1[c] + m22 * g2[c]))
+    _friction_out(sout, side, track, F, Ft, N, s, n, tc)
+    return F
+
+
+@jit
+def _friction(e, N, GN, VN, nuc, Gnuc, tc, Gtc, P, GP, mu, Gmu, has_gmu, track, side, n, V, P_, work, pos, R,
+              vel, omega, mode, Q, Kx, Kv, on, nc, sout):
+    """Regularised Coulomb friction ``-μ N tanh(|s|/v0) ŝ`` on the track material point at P, with the FULL
+    Jacobian; returns F (:func:`_friction_stiff`: the STIFF one).
+
+    The point's velocity is ``m = v_hull(P) - V_t t`` (``V_t`` only with
+    ``track``): the force acts on the hull at P and, through ``V_t``, as
+    ``-r_s F_t`` on the sprocket and ``+r_s F_t`` on the hull. Needs
+    ``GN, VN`` (nc,), ``Gnuc, Gtc, GP`` (3, nc): gradients of the normal load,
+    contact normal, track direction and contact point.
+    """
+    C = V.chassis
+    S = V.side_sprocket[side] if track else -1
+    rs = V.side_rs[side] if track else 0.0
+    rho, wC, wS, dws, Vt, m, nm, s, phi, psi, F, Ft = _slip(P, C, S, track, rs, n, tc, nuc, pos, vel, omega, P_.v0,
+                                                            mu, N)
+    TC = work.el_T[e, 0]
+    WC = work.el_W[e, 0]
+    JP = work.JP
+    _point_jacobian(TC, WC, rho, JP, nc)
+    Gm = work.G5
+    Vm = work.G6
+    for c in range(nc):
+        a1 = _cross(_cross(_col(WC, c), wC), rho)
+        a2 = _cross(wC, (GP[0, c] - TC[0, c], GP[1, c] - TC[1, c], GP[2, c] - TC[2, c]))
+        _set_col(Gm, c, (a1[0] + a2[0], a1[1] + a2[1], a1[2] + a2[2]))
+        _set_col(Vm, c, _col(JP, c))
+    if track:
+        WS = work.el_W[e, 3]
+        Gn = work.Gn
+        for c in range(nc):
+            gvt = rs * (_dot(dws, _col(Gn, c)) + _dot(n, _cross(_col(WS, c), wS))
+                        - _dot(n, _cross(_col(WC, c), wC)))
+            vvt = rs * (_dot(n, _col(WS, c)) - _dot(n, _col(WC, c)))
+            for i in range(3):
+                Gm[i, c] -= tc[i] * gvt + Vt * Gtc[i, c]
+                Vm[i, c] -= tc[i] * vvt
+    Gs = work.G7
+    Vs = work.G8
+    for c in range(nc):
+        gnm = _dot(nuc, _col(Gm, c)) + _dot(m, _col(Gnuc, c))
+        vnm = _dot(nuc, _col(Vm, c))
+        for i in range(3):
+            Gs[i, c] = Gm[i, c] - nuc[i] * gnm - nm * Gnuc[i, c]
+            Vs[i, c] = Vm[i, c] - nuc[i] * vnm
+    GF = work.GF
+    VF = work.VF
+    for c in range(nc):
+        sgs = _dot(s, _col(Gs, c))
+        svs = _dot(s, _col(Vs, c))
+        for i in range(3):
+            GF[i, c] = -mu * (phi * s[i] * GN[c] + N * phi * Gs[i, c] + N * psi * s[i] * sgs)
+            VF[i, c] = -mu * (phi * s[i] * VN[c] + N * phi * Vs[i, c] + N * psi * s[i] * svs)
+            if has_gmu:
+                GF[i, c] -= Gmu[c] * N * phi * s[i]
+    _emit_force(e, 0, C, P, F, GF, VF, GP, work, pos, R, mode, Q, Kx, Kv, on, nc)
+    if track:
+        Gn = work.Gn
+        GT = work.G9
+        VT = work.GX
+        for c in range(nc):
+            gft = _dot(tc, _col(GF, c)) + _dot(F, _col(Gtc, c))
+            vft = _dot(tc, _col(VF, c))
+            for i in range(3):
+                GT[i, c] = -rs * (n[i] * gft + Ft * Gn[i, c])
+                VT[i, c] = -rs * n[i] * vft
+        Tq = (-rs * Ft * n[0], -rs * Ft * n[1], -rs * Ft * n[2])
+        _emit_torque(e, 3, S, Tq, GT, VT, 1.0, work, R, mode, Q, Kx, Kv, on, nc)
+        _emit_torque(e, 0, C, Tq, GT, VT, -1.0, work, R, mode, Q, Kx, Kv, on, nc)
+    _friction_out(sout, side, track, F, Ft, N, s, n, tc)
     return F
 
 
 # --------------------------------------------------------------------------- wheel on a segment
-@jit
+@jit_inline
 def _wheel_segment(e, jac, side, wk, j, p, pd, kappa, buf, n, V, P_, work, pos, R, vel, omega, mode, Q, Kx, Kv,
                    on, nc, wout, sout, tout):
     """Wheel wk (point p, velocity pd; work.J, work.Gv ready) on segment j: normal force and friction."""
@@ -468,8 +497,9 @@ def _wheel_segment(e, jac, side, wk, j, p, pd, kappa, buf, n, V, P_, work, pos, 
         for c in range(nc):
             gk[c] = Sd * gn[c] + Sx * gt[c]
         _emit_stiff(e, gn, N, kappa * fac, gk, -kappa * S * P_.alpha, gn, Q, Kx, Kv, on, nc)
-        Ff = _friction(e, jac, N, gn, gn, nu, work.G2, t, work.G2, P, work.G2, mu, gn, False, True, side, n, V,
-                       P_, work, pos, R, vel, omega, mode, Q, Kx, Kv, on, nc, sout)
+        Ff = _friction_stiff(e, N, nu, t, P, mu, True, side, n, V.chassis, V.side_sprocket[side], V.side_rs[side],
+                             P_.v0, work.el_T[e, 0], work.el_W[e, 0], work.el_W[e, 3], work.JP, work.G1, work.s14,
+                             work.s15, pos, vel, omega, Q, Kx, Kv, on, nc, sout)
     else:
         ensure_gradients(buf, j, work.o, n, work.Go6, work.Gn6)
         Ga = work.Ga
@@ -506,7 +536,7 @@ def _wheel_segment(e, jac, side, wk, j, p, pd, kappa, buf, n, V, P_, work, pos, 
         for c in range(nc):
             for i in range(3):
                 GP[i, c] = Ga[i, c] + t[i] * gx[c] + x * Gt[i, c]
-        Ff = _friction(e, jac, N, GN, VN, nu, Gnu, t, Gt, P, GP, mu, gx, False, True, side, n, V, P_, work, pos,
+        Ff = _friction(e, N, GN, VN, nu, Gnu, t, Gt, P, GP, mu, gx, False, True, side, n, V, P_, work, pos,
                        R, vel, omega, mode, Q, Kx, Kv, on, nc, sout)
     wout[wk, 0] += N
     wout[wk, 1] = max(wout[wk, 1], Rw - d)
@@ -532,24 +562,28 @@ def _wheel_reach(p, Rw, buf, nseg):
 
 # --------------------------------------------------------------------------- factitious irregularity
 @jit
-def _irregularity(e, jac, side, pa, pl, kappa, buf, nseg, n, V, P_, work, pos, R, body_T, body_W, vel, omega, mode,
-                  Q, Kx, Kv, on, nc, wout, sout, tout):
-    """Factitious irregularity between wheels A = pair_a[pa] and B = pair_b[pa] in plane pl (Figs. 8-9)."""
-    wa = V.pair_a[pa]
-    wb = V.pair_b[pa]
-    RA = V.wheel_R[wa]
-    RB = V.wheel_R[wb]
-    A = V.wheel_body[wa]
-    B = V.wheel_body[wb]
-    yp = V.plane_y[pl]
-    rA = _mat_vec(R, A, (0.0, yp - V.wheel_y[wa], 0.0))
+def _irregularity_geometry(pa, yp, n, pair_a, pair_b, wheel_R, wheel_body, wheel_y, sa_, sb_, smu, nseg, pos, R):
+    """Track line of pair pa in the plane at hull y ``yp`` and the depth sums of the slice's piercing points.
+
+    Returns ``(found, W1, W2, X1, M1, L0, L, sa, ca, rA, rB, cA, cB, u, m, nuo, TA, tau)``, ``found`` when
+    the slice pierces the line (the depth sums are positive). Split from :func:`_irregularity` so that the
+    common case, no piercing point, costs no call passing the work arrays (thousands of words per call).
+    """
+    wa = pair_a[pa]
+    wb = pair_b[pa]
+    RA = wheel_R[wa]
+    RB = wheel_R[wb]
+    A = wheel_body[wa]
+    B = wheel_body[wb]
+    rA = _mat_vec(R, A, (0.0, yp - wheel_y[wa], 0.0))
     cA = (pos[A, 0] + rA[0], pos[A, 1] + rA[1], pos[A, 2] + rA[2])
-    rB = _mat_vec(R, B, (0.0, yp - V.wheel_y[wb], 0.0))
+    rB = _mat_vec(R, B, (0.0, yp - wheel_y[wb], 0.0))
     cB = (pos[B, 0] + rB[0], pos[B, 1] + rB[1], pos[B, 2] + rB[2])
     ev = (cB[0] - cA[0], cB[1] - cA[1], cB[2] - cA[2])
     L0 = math.sqrt(_dot(ev, ev))
     if L0 <= abs(RA - RB) + 1e-9:
-        return
+        z = (0.0, 0.0, 0.0)
+        return False, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, z, z, z, z, z, z, z, z, z
     u = (ev[0] / L0, ev[1] / L0, ev[2] / L0)
     m = _cross(n, u)
     sa = (RA - RB) / L0
@@ -562,8 +596,8 @@ def _irregularity(e, jac, side, pa, pl, kappa, buf, nseg, n, V, P_, work, pos, R
     HA = 0.0
     HB = 0.0
     for j in range(nseg):
-        ra = (buf.a[j, 0] - TA[0], buf.a[j, 1] - TA[1], buf.a[j, 2] - TA[2])
-        rb = (buf.b[j, 0] - TA[0], buf.b[j, 1] - TA[1], buf.b[j, 2] - TA[2])
+        ra = (sa_[j, 0] - TA[0], sa_[j, 1] - TA[1], sa_[j, 2] - TA[2])
+        rb = (sb_[j, 0] - TA[0], sb_[j, 1] - TA[1], sb_[j, 2] - TA[2])
         xa = _dot(ra, tau) / L
         xb = _dot(rb, tau) / L
         if (xa < 0.0 and xb < 0.0) or (xa > 1.0 and xb > 1.0) or xb == xa:
@@ -583,7 +617,7 @@ def _irregularity(e, jac, side, pa, pl, kappa, buf, nseg, n, V, P_, work, pos, R
     M1 = 0.0
     for j in range(nseg):
         for end in range(2):
-            X = _row(buf.a, j) if end == 0 else _row(buf.b, j)
+            X = _row(sa_, j) if end == 0 else _row(sb_, j)
             r = (X[0] - TA[0], X[1] - TA[1], X[2] - TA[2])
             xi = _dot(r, tau) / L
             if 0.0 <= xi <= 1.0:
@@ -592,9 +626,22 @@ def _irregularity(e, jac, side, pa, pl, kappa, buf, nseg, n, V, P_, work, pos, R
                     W1 += ev_
                     W2 += ev_ * ev_
                     X1 += ev_ * xi
-                    M1 += ev_ * buf.mu[j]
-    if W1 <= 1e-15:
-        return
+                    M1 += ev_ * smu[j]
+    return W1 > 1e-15, W1, W2, X1, M1, L0, L, sa, ca, rA, rB, cA, cB, u, m, nuo, TA, tau
+
+
+@jit
+def _irregularity(e, jac, side, pa, geo, kappa, buf, nseg, n, V, P_, work, pos, R, body_T, body_W, vel, omega, mode,
+                  Q, Kx, Kv, on, nc, wout, sout, tout):
+    """Factitious irregularity between wheels A = pair_a[pa] and B = pair_b[pa] (Figs. 8-9); ``geo``: the
+    pair's :func:`_irregularity_geometry` in this plane, with piercing points."""
+    wa = V.pair_a[pa]
+    wb = V.pair_b[pa]
+    RA = V.wheel_R[wa]
+    RB = V.wheel_R[wb]
+    A = V.wheel_body[wa]
+    B = V.wheel_body[wb]
+    _, W1, W2, X1, M1, L0, L, sa, ca, rA, rB, cA, cB, u, m, nuo, TA, tau = geo
     D = W2 / W1
     xib = min(max(X1 / W1, 0.0), 1.0)
     mub = M1 / W1
@@ -616,7 +663,7 @@ def _irregularity(e, jac, side, pa, pl, kappa, buf, nseg, n, V, P_, work, pos, R
         return
     NA = kappa * wA * SA * fac
     NB = kappa * wB * SB * fac
-    _basis(e, mode, V, R, body_T, body_W, work, nc)
+    _basis(e, mode, V.elem_roles, work.el_blk, work.el_done, work.el_T, work.el_W, R, body_T, body_W, nc)
     JA = work.G1
     JB = work.G2
     _point_jacobian(work.el_T[e, 1], work.el_W[e, 1], rA, JA, nc)
@@ -638,8 +685,9 @@ def _irregularity(e, jac, side, pa, pl, kappa, buf, nseg, n, V, P_, work, pos, R
             gD[c] = (1.0 - xib) * gA[c] + xib * gB[c]
         _emit_stiff(e, gA, -NA, -kappa * wA * dSA * fac, gD, -kappa * wA * SA * P_.alpha, gD, Q, Kx, Kv, on, nc)
         _emit_stiff(e, gB, -NB, -kappa * wB * dSB * fac, gD, -kappa * wB * SB * P_.alpha, gD, Q, Kx, Kv, on, nc)
-        Ff = _friction(e, jac, N, gA, gA, nuc, work.G3, tc, work.G3, P, work.G3, mu, gA, False, True, side, n, V,
-                       P_, work, pos, R, vel, omega, mode, Q, Kx, Kv, on, nc, sout)
+        Ff = _friction_stiff(e, N, nuc, tc, P, mu, True, side, n, V.chassis, V.side_sprocket[side], V.side_rs[side],
+                             P_.v0, work.el_T[e, 0], work.el_W[e, 0], work.el_W[e, 3], work.JP, work.G1, work.s14,
+                             work.s15, pos, vel, omega, Q, Kx, Kv, on, nc, sout)
     else:
         Ff = _irregularity_full(e, side, buf, nseg, n, V, P_, work, pos, R, vel, omega, mode, Q, Kx, Kv, on, nc,
                                 sout, RA, RB, A, B, cA, cB, rA, rB, L0, u, m, sa, ca, nuo, TA, tau, L, xib, D, mub,
@@ -854,7 +902,7 @@ def _irregularity_full(e, side, buf, nseg, n, V, P_, work, pos, R, vel, omega, m
         t1 = _cross(_col(Gn, c), nuc)
         t2 = _cross(n, _col(Gnuc, c))
         _set_col(Gtc, c, (t1[0] + t2[0], t1[1] + t2[1], t1[2] + t2[2]))
-    return _friction(e, FULL, NA + NB, GN, VN, nuc, Gnuc, tc, Gtc, P, GP, mu, Gmu, True, True, side, n, V, P_, work,
+    return _friction(e, NA + NB, GN, VN, nuc, Gnuc, tc, Gtc, P, GP, mu, Gmu, True, True, side, n, V, P_, work,
                      pos, R, vel, omega, mode, Q, Kx, Kv, on, nc, sout)
 
 
@@ -882,8 +930,9 @@ def _hull_contact(e, jac, C, X, nu, Gnu, delta, Gdelta, K, mu, tc, Gtc, GX, n, V
         g = work.s14
         _jt_vec(JX, nu, g, nc)
         _emit_stiff(e, g, N, -K * 1.5 * math.sqrt(delta) * fac, g, -K * d15 * P_.alpha, g, Q, Kx, Kv, on, nc)
-        Ff = _friction(e, jac, N, g, g, nu, work.G3, tc, work.G3, X, work.G3, mu, g, False, False, 0, n, V, P_,
-                       work, pos, R, vel, omega, mode, Q, Kx, Kv, on, nc, work.sdummy)
+        Ff = _friction_stiff(e, N, nu, tc, X, mu, False, 0, n, V.chassis, -1, 0.0, P_.v0, work.el_T[e, 0],
+                             work.el_W[e, 0], work.el_W[e, 3], work.JP, work.G1, work.s14, work.s15, pos, vel, omega,
+                             Q, Kx, Kv, on, nc, work.sdummy)
     else:
         GN = work.s14
         VN = work.s15
@@ -902,7 +951,7 @@ def _hull_contact(e, jac, C, X, nu, Gnu, delta, Gdelta, K, mu, tc, Gtc, GX, n, V
                 GF[i, c] = nu[i] * GN[c] + N * Gnu[i, c]
                 VF[i, c] = nu[i] * VN[c]
         _emit_force(e, 0, C, X, F, GF, VF, GX, work, pos, R, mode, Q, Kx, Kv, on, nc)
-        Ff = _friction(e, jac, N, GN, VN, nu, Gnu, tc, Gtc, X, GX, mu, GN, False, False, 0, n, V, P_, work, pos, R,
+        Ff = _friction(e, N, GN, VN, nu, Gnu, tc, Gtc, X, GX, mu, GN, False, False, 0, n, V, P_, work, pos, R,
                        vel, omega, mode, Q, Kx, Kv, on, nc, work.sdummy)
     for i in range(3):
         hout[i] += F[i] + Ff[i]
@@ -960,7 +1009,7 @@ def _hull_plane(e, jac, hp, buf, nseg, n, V, P_, work, pos, R, body_T, body_W, v
                 continue
             if buf.kb[j] >= 0.0 and delta > buf.kb[j] * (L - x):
                 continue
-            _basis(e, mode, V, R, body_T, body_W, work, nc)
+            _basis(e, mode, V.elem_roles, work.el_blk, work.el_done, work.el_T, work.el_W, R, body_T, body_W, nc)
             if jac == FULL:
                 ensure_gradients(buf, j, work.o, n, work.Go6, work.Gn6)
                 _point_jacobian(work.el_T[e, 0], work.el_W[e, 0], rho, GX, nc)
@@ -1005,7 +1054,7 @@ def _hull_plane(e, jac, hp, buf, nseg, n, V, P_, work, pos, R, body_T, body_W, v
             e_ = ex if axis == 0 else ez
             nu = (sgn * e_[0], sgn * e_[1], sgn * e_[2])
             tc = _cross(n, nu)
-            _basis(e, mode, V, R, body_T, body_W, work, nc)
+            _basis(e, mode, V.elem_roles, work.el_blk, work.el_done, work.el_T, work.el_W, R, body_T, body_W, nc)
             if jac == FULL:
                 ensure_gradients(buf, j, work.o, n, work.Go6, work.Gn6)
                 TC = work.el_T[e, 0]
@@ -1021,6 +1070,21 @@ def _hull_plane(e, jac, hp, buf, nseg, n, V, P_, work, pos, R, body_T, body_W, v
                     _set_col(Gtc, c, (t1[0] + t2[0], t1[1] + t2[1], t1[2] + t2[2]))
             _hull_contact(e, jac, C, Vp, nu, Gnuc, dep, Gd, K, min(buf.mu[j], P_.mu_hull), tc, Gtc, GX, n, V, P_,
                           work, pos, R, vel, omega, mode, Q, Kx, Kv, on, nc, hout, tout)
+
+
+@jit
+def _segments_near(X, r, a, t, L, nseg):
+    """Whether any slice segment (start ``a``, unit direction ``t``, length ``L``) passes within ``r`` of X."""
+    r2 = r * r
+    for j in range(nseg):
+        w = (X[0] - a[j, 0], X[1] - a[j, 1], X[2] - a[j, 2])
+        x = min(max(w[0] * t[j, 0] + w[1] * t[j, 1] + w[2] * t[j, 2], 0.0), L[j])
+        dx = w[0] - x * t[j, 0]
+        dy = w[1] - x * t[j, 1]
+        dz = w[2] - x * t[j, 2]
+        if dx * dx + dy * dy + dz * dz <= r2:
+            return True
+    return False
 
 
 # --------------------------------------------------------------------------- one evaluation
@@ -1074,11 +1138,14 @@ def evaluate(mode, jac, T, V, P_, pos, R, vel, omega, body_T, body_W, buf, work,
             lo = (min(lo[0], work.win[q, 0]), min(lo[1], work.win[q, 1]), min(lo[2], work.win[q, 2]))
             hi = (max(hi[0], work.win[q, 0]), max(hi[1], work.win[q, 1]), max(hi[2], work.win[q, 2]))
         buf.n[0] = 0
-        if not slice_profiles(T, o, n, work.win, buf, P_.min_dn):
+        # only the terrain kinds present: each call passes the terrain and slice tuples (~450 words)
+        if T.pr_ptr.shape[0] > 1 and not slice_profiles(T, o, n, work.win, buf, P_.min_dn):
             flags[0] = 1.0
-        slice_planes(T, o, n, ex, P_.plane_half, buf)
-        slice_meshes(T, o, n, (lo[0] - 0.01, lo[1] - 0.01, lo[2] - 0.01),
-                     (hi[0] + 0.01, hi[1] + 0.01, hi[2] + 0.01), buf)
+        if T.pl_n.shape[0] > 0:
+            slice_planes(T, o, n, ex, P_.plane_half, buf)
+        if T.mF.shape[0] > 0:
+            slice_meshes(T, o, n, (lo[0] - 0.01, lo[1] - 0.01, lo[2] - 0.01),
+                         (hi[0] + 0.01, hi[1] + 0.01, hi[2] + 0.01), buf)
         nseg = buf.n[0]
         if nseg > buf.a.shape[0]:
             flags[1] = max(flags[1], float(nseg))
@@ -1096,7 +1163,7 @@ def evaluate(mode, jac, T, V, P_, pos, R, vel, omega, body_T, body_W, buf, work,
                 if not _wheel_reach(p, V.wheel_R[wk], buf, nseg):
                     continue
                 e = V.wheel_elem[wk]
-                _basis(e, mode, V, R, body_T, body_W, work, nc)
+                _basis(e, mode, V.elem_roles, work.el_blk, work.el_done, work.el_T, work.el_W, R, body_T, body_W, nc)
                 w = (omega[b, 0], omega[b, 1], omega[b, 2])
                 wr = _cross(w, rho)
                 pd = (vel[b, 0] + wr[0], vel[b, 1] + wr[1], vel[b, 2] + wr[2])
@@ -1105,17 +1172,38 @@ def evaluate(mode, jac, T, V, P_, pos, R, vel, omega, body_T, body_W, buf, work,
                     W = work.el_W[e, 1]
                     for c in range(nc):
                         _set_col(work.Gv, c, _cross(_col(W, c), wr))
+                Rw = V.wheel_R[wk]
                 for j in range(nseg):
+                    # the reach test of _wheel_segment before the call: a call passes every work array (a few
+                    # thousand words), most segments of a long slice are out of reach
+                    w0 = (p[0] - buf.a[j, 0], p[1] - buf.a[j, 1], p[2] - buf.a[j, 2])
+                    d = w0[0] * buf.nu[j, 0] + w0[1] * buf.nu[j, 1] + w0[2] * buf.nu[j, 2]
+                    x = w0[0] * buf.t[j, 0] + w0[1] * buf.t[j, 1] + w0[2] * buf.t[j, 2]
+                    if d <= -Rw or d >= Rw or x < -Rw or x > buf.L[j] + Rw:
+                        continue
                     _wheel_segment(e, jac, side, wk, j, p, pd, kappa, buf, n, V, P_, work, pos, R, vel, omega, mode,
                                    Q, Kx, Kv, on, nc, wout, sout, tout)
             if P_.irregularities:
                 for pa in range(V.pair_a.shape[0]):
-                    if V.pair_side[pa] == side:
-                        _irregularity(V.pair_elem[pa], jac, side, pa, pl, kappa, buf, nseg, n, V, P_, work, pos, R,
+                    if V.pair_side[pa] != side:
+                        continue
+                    geo = _irregularity_geometry(pa, y, n, V.pair_a, V.pair_b, V.wheel_R, V.wheel_body, V.wheel_y,
+                                                 buf.a, buf.b, buf.mu, nseg, pos, R)
+                    if geo[0]:
+                        _irregularity(V.pair_elem[pa], jac, side, pa, geo, kappa, buf, nseg, n, V, P_, work, pos, R,
                                       body_T, body_W, vel, omega, mode, Q, Kx, Kv, on, nc, wout, sout, tout)
         else:
-            _hull_plane(V.hull_elem, jac, pl - npl, buf, nseg, n, V, P_, work, pos, R, body_T, body_W, vel, omega,
-                        mode, Q, Kx, Kv, on, nc, hout, tout)
+            hp = pl - npl
+            box = V.hplane_box[hp]
+            hx = V.hull_h[box, 0]
+            hz = V.hull_h[box, 2]
+            # every contact of the box lies within its half-diagonal (+ the deepest corner depth) of its centre
+            ctr = _mat_vec(R, C, (V.hull_c[box, 0], y, V.hull_c[box, 2]))
+            reach = math.sqrt(hx * hx + hz * hz) + min(hx, hz)
+            if _segments_near((pos[C, 0] + ctr[0], pos[C, 1] + ctr[1], pos[C, 2] + ctr[2]), reach, buf.a, buf.t,
+                              buf.L, nseg):
+                _hull_plane(V.hull_elem, jac, hp, buf, nseg, n, V, P_, work, pos, R, body_T, body_W, vel, omega,
+                            mode, Q, Kx, Kv, on, nc, hout, tout)
     for s_ in range(2):
         S = V.side_sprocket[s_]
         sout[s_, 3] = V.side_rs[s_] * ((omega[S, 0] - omega[C, 0]) * n[0] + (omega[S, 1] - omega[C, 1]) * n[1]

@@ -32,7 +32,6 @@ from __future__ import annotations
 import math
 
 import numba as nb
-import numpy as np
 
 from ..math._kernels import quat_exp_half, quat_mul
 from ..mbs._force_kernels import table_eval
@@ -40,7 +39,7 @@ from ..mbs._kernels import body_kinematics
 from ..powertrain import sprocket_torque
 from . import _kernels as K
 
-jit = nb.njit(cache=True)
+jit = nb.njit(cache=True, _nrt=False)  # no allocation, no reference counting of the many arrays passed
 
 KIND_HULL = 0
 KIND_DOF = 1     # revolute to the hull, one joint rate
@@ -132,6 +131,17 @@ def _outer(A, s, g1, g2):
 
 
 @jit
+def _inertia_row(R, J_b, b, i):
+    """Row i of body b's world inertia ``A J̄ Aᵀ`` (a tuple: the kernels of this module allocate nothing)."""
+    AJ0 = R[b, i, 0] * J_b[b, 0, 0] + R[b, i, 1] * J_b[b, 1, 0] + R[b, i, 2] * J_b[b, 2, 0]
+    AJ1 = R[b, i, 0] * J_b[b, 0, 1] + R[b, i, 1] * J_b[b, 1, 1] + R[b, i, 2] * J_b[b, 2, 1]
+    AJ2 = R[b, i, 0] * J_b[b, 0, 2] + R[b, i, 1] * J_b[b, 1, 2] + R[b, i, 2] * J_b[b, 2, 2]
+    return (AJ0 * R[b, 0, 0] + AJ1 * R[b, 0, 1] + AJ2 * R[b, 0, 2],
+            AJ0 * R[b, 1, 0] + AJ1 * R[b, 1, 1] + AJ2 * R[b, 1, 2],
+            AJ0 * R[b, 2, 0] + AJ1 * R[b, 2, 1] + AJ2 * R[b, 2, 2])
+
+
+@jit
 def dynamics(C, kind, parent, dof, pivot, axis, mass, J_b, gravity, pos, R, vel, omega, body_T, body_W, u,
              M, Q, g7, g):
     """Mass matrix M and the generalized gravity, gyroscopic and velocity-product forces Q."""
@@ -141,15 +151,8 @@ def dynamics(C, kind, parent, dof, pivot, axis, mass, J_b, gravity, pos, R, vel,
         for j in range(n):
             M[i, j] = 0.0
     wC = (omega[C, 0], omega[C, 1], omega[C, 2])
-    Jw = np.empty((3, 3))
     for b in range(kind.shape[0]):
-        # world inertia J = A J̄ Aᵀ
-        for i in range(3):
-            AJ0 = R[b, i, 0] * J_b[b, 0, 0] + R[b, i, 1] * J_b[b, 1, 0] + R[b, i, 2] * J_b[b, 2, 0]
-            AJ1 = R[b, i, 0] * J_b[b, 0, 1] + R[b, i, 1] * J_b[b, 1, 1] + R[b, i, 2] * J_b[b, 2, 1]
-            AJ2 = R[b, i, 0] * J_b[b, 0, 2] + R[b, i, 1] * J_b[b, 1, 2] + R[b, i, 2] * J_b[b, 2, 2]
-            for j in range(3):
-                Jw[i, j] = AJ0 * R[b, j, 0] + AJ1 * R[b, j, 1] + AJ2 * R[b, j, 2]
+        Jw = (_inertia_row(R, J_b, b, 0), _inertia_row(R, J_b, b, 1), _inertia_row(R, J_b, b, 2))  # A J̄ Aᵀ
         # compact columns: 0..5 hull, 6 joint
         nc = 7 if dof[b] >= 0 else 6
         m = mass[b]
@@ -180,13 +183,13 @@ def dynamics(C, kind, parent, dof, pivot, axis, mass, J_b, gravity, pos, R, vel,
                 cw = (th * cw[0], th * cw[1], th * cw[2])
             else:
                 cv = _cross(wC, _cross(wC, rho))
-        Jwb = (Jw[0, 0] * wb[0] + Jw[0, 1] * wb[1] + Jw[0, 2] * wb[2],
-               Jw[1, 0] * wb[0] + Jw[1, 1] * wb[1] + Jw[1, 2] * wb[2],
-               Jw[2, 0] * wb[0] + Jw[2, 1] * wb[1] + Jw[2, 2] * wb[2])
+        Jwb = (Jw[0][0] * wb[0] + Jw[0][1] * wb[1] + Jw[0][2] * wb[2],
+               Jw[1][0] * wb[0] + Jw[1][1] * wb[1] + Jw[1][2] * wb[2],
+               Jw[2][0] * wb[0] + Jw[2][1] * wb[1] + Jw[2][2] * wb[2])
         gyro = _cross(wb, Jwb)
-        Jcw = (Jw[0, 0] * cw[0] + Jw[0, 1] * cw[1] + Jw[0, 2] * cw[2],
-               Jw[1, 0] * cw[0] + Jw[1, 1] * cw[1] + Jw[1, 2] * cw[2],
-               Jw[2, 0] * cw[0] + Jw[2, 1] * cw[1] + Jw[2, 2] * cw[2])
+        Jcw = (Jw[0][0] * cw[0] + Jw[0][1] * cw[1] + Jw[0][2] * cw[2],
+               Jw[1][0] * cw[0] + Jw[1][1] * cw[1] + Jw[1][2] * cw[2],
+               Jw[2][0] * cw[0] + Jw[2][1] * cw[1] + Jw[2][2] * cw[2])
         f = (m * (gravity[0] - cv[0]), m * (gravity[1] - cv[1]), m * (gravity[2] - cv[2]))
         tq = (-Jcw[0] - gyro[0], -Jcw[1] - gyro[1], -Jcw[2] - gyro[2])
         for c in range(nc):
@@ -198,9 +201,9 @@ def dynamics(C, kind, parent, dof, pivot, axis, mass, J_b, gravity, pos, R, vel,
         # mass matrix
         for c1 in range(nc):
             i1 = c1 if c1 < 6 else 6 + dof[b]
-            JW = (Jw[0, 0] * body_W[b, 0, c1] + Jw[0, 1] * body_W[b, 1, c1] + Jw[0, 2] * body_W[b, 2, c1],
-                  Jw[1, 0] * body_W[b, 0, c1] + Jw[1, 1] * body_W[b, 1, c1] + Jw[1, 2] * body_W[b, 2, c1],
-                  Jw[2, 0] * body_W[b, 0, c1] + Jw[2, 1] * body_W[b, 1, c1] + Jw[2, 2] * body_W[b, 2, c1])
+            JW = (Jw[0][0] * body_W[b, 0, c1] + Jw[0][1] * body_W[b, 1, c1] + Jw[0][2] * body_W[b, 2, c1],
+                  Jw[1][0] * body_W[b, 0, c1] + Jw[1][1] * body_W[b, 1, c1] + Jw[1][2] * body_W[b, 2, c1],
+                  Jw[2][0] * body_W[b, 0, c1] + Jw[2][1] * body_W[b, 1, c1] + Jw[2][2] * body_W[b, 2, c1])
             for c2 in range(nc):
                 i2 = c2 if c2 < 6 else 6 + dof[b]
                 M[i1, i2] += (m * (body_T[b, 0, c1] * body_T[b, 0, c2] + body_T[b, 1, c1] * body_T[b, 1, c2]

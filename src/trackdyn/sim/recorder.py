@@ -209,8 +209,7 @@ class Recorder:
             F, T = s.reactions(state.lam)
             row[self._n_body_cols: self._n_body_cols + self._n_joint_cols] = np.concatenate([F, T], 1).ravel()
         off = self._n_body_cols + self._n_joint_cols
-        for n, (arr, k) in enumerate(self._elem):
-            row[off + n] = arr[k]
+        row[off: off + len(self._elem)] = [arr[k] for arr, k in self._elem]  # one assignment: 9 vs 13 µs (95)
         out = self._buf[self._n]
         np.take(row, self.keep, out=out)
         if not due.all():
