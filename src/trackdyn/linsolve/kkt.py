@@ -429,8 +429,11 @@ class DirectSolver:
     """Sparse LDLᵀ of a :class:`KKTPattern` matrix: supernodal, symbolic analysis done once.
 
     ``factor(data)`` refactors numerically; ``solve(rhs, out)`` solves with
-    ``refine`` steps of iterative refinement. Work counters: ``n_factor``,
-    ``n_solve``.
+    ``refine`` steps of iterative refinement (``euler-implicit-linearized``
+    asks for none: its step error dwarfs the solve's round-off, and the
+    refinement costs 0.03 ms per chain64 step, 0.15 ms per M113 step; the
+    high-order explicit schemes need it — RK4's order on the pendulum falls
+    from 4 to 1.3 without). Work counters: ``n_factor``, ``n_solve``.
 
     The numeric pass (:func:`trackdyn.linsolve._ldl_kernels.supernodal_factor`)
     is right-looking over the supernodes of :class:`_Supernodes` with dense
