@@ -1073,6 +1073,56 @@ def _hull_plane(e, jac, hp, buf, nseg, n, V, P_, work, pos, R, body_T, body_W, v
 
 
 @jit
+def _box_corners(V, hp, y, pos, R, C):
+    """World corners of hull box plane hp (at hull y ``y``): rear-bottom, front-bottom, rear-top, front-top."""
+    box = V.hplane_box[hp]
+    cx = V.hull_c[box, 0]
+    cz = V.hull_c[box, 2]
+    hx = V.hull_h[box, 0]
+    hz = V.hull_h[box, 2]
+    a = _mat_vec(R, C, (cx - hx, y, cz - hz))
+    b = _mat_vec(R, C, (cx + hx, y, cz - hz))
+    c = _mat_vec(R, C, (cx - hx, y, cz + hz))
+    d = _mat_vec(R, C, (cx + hx, y, cz + hz))
+    o = (pos[C, 0], pos[C, 1], pos[C, 2])
+    return ((o[0] + a[0], o[1] + a[1], o[2] + a[2]), (o[0] + b[0], o[1] + b[1], o[2] + b[2]),
+            (o[0] + c[0], o[1] + c[1], o[2] + c[2]), (o[0] + d[0], o[1] + d[1], o[2] + d[2]))
+
+
+@jit
+def _box_clear(T, X, margin):
+    """Whether the 4 points X (a hull box's corners in one plane) lie above every terrain part.
+
+    Above a plane: ``N·(X - P) > margin``; above a profile: higher than its highest vertex;
+    a mesh: outside its hierarchy's root box. Then the box can neither reach into the ground nor hold a
+    ground point, and its plane needs no slice (the hull planes are 6 of the 10 slices of an M113 step).
+    """
+    for p in range(T.pl_n.shape[0]):
+        for c in range(4):
+            if ((X[c][0] - T.pl_p[p, 0]) * T.pl_n[p, 0] + (X[c][1] - T.pl_p[p, 1]) * T.pl_n[p, 1]
+                    + (X[c][2] - T.pl_p[p, 2]) * T.pl_n[p, 2]) <= margin:
+                return False
+    for p in range(T.pr_ptr.shape[0] - 1):
+        zmax = -1e300
+        for k in range(T.pr_ptr[p], T.pr_ptr[p + 1]):
+            zmax = max(zmax, T.pv_z[k])
+        for c in range(4):  # a profile's vertex k is at world height pr_O[p, 2] + pv_z[k] (_slice)
+            if X[c][2] <= T.pr_O[p, 2] + zmax + margin:
+                return False
+    for r in range(T.me_root.shape[0] - 1):
+        root = T.me_root[r]
+        overlap = True
+        for i in range(3):
+            lo = min(min(X[0][i], X[1][i]), min(X[2][i], X[3][i]))
+            hi = max(max(X[0][i], X[1][i]), max(X[2][i], X[3][i]))
+            if hi < T.bvh_min[root, i] - margin or lo > T.bvh_max[root, i] + margin:
+                overlap = False
+        if overlap:
+            return False
+    return True
+
+
+@jit
 def _segments_near(X, r, a, t, L, nseg):
     """Whether any slice segment (start ``a``, unit direction ``t``, length ``L``) passes within ``r`` of X."""
     r2 = r * r
@@ -1137,6 +1187,8 @@ def evaluate(mode, jac, T, V, P_, pos, R, vel, omega, body_T, body_W, buf, work,
                 work.win[q, i] = pos[C, i] + w[i]
             lo = (min(lo[0], work.win[q, 0]), min(lo[1], work.win[q, 1]), min(lo[2], work.win[q, 2]))
             hi = (max(hi[0], work.win[q, 0]), max(hi[1], work.win[q, 1]), max(hi[2], work.win[q, 2]))
+        if pl >= npl and _box_clear(T, _box_corners(V, pl - npl, y, pos, R, C), 1e-6):
+            continue  # a hull box above the whole terrain touches nothing: no slice
         buf.n[0] = 0
         # only the terrain kinds present: each call passes the terrain and slice tuples (~450 words)
         if T.pr_ptr.shape[0] > 1 and not slice_profiles(T, o, n, work.win, buf, P_.min_dn):
