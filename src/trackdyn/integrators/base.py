@@ -54,6 +54,14 @@ class Integrator:
             raise StepFailed(f"non-finite state after the step from t = {state.t:.6g} s")
         return new
 
+    def _count_linear_steps(self, k: int = 1) -> None:
+        """Counters of ``k`` steps of one residual, one Jacobian, one factorisation and one solve each."""
+        c = self.counters
+        for key in ("residual_evals", "jacobian_evals", "factorizations", "solves", "iterations"):
+            c[key] += k
+        if k:
+            self.last["iterations"] = 1
+
     def _step_impl(self, state: State) -> State:  # pragma: no cover - abstract
         raise NotImplementedError
 

@@ -163,14 +163,8 @@ class EulerImplicitLinearized(Integrator):
         tm["factorization"] += t4 - t3
         tm["solve"] += t5 - t4
         tm["update"] += t6 - t5
-        c = self.counters
-        c["residual_evals"] += 1
-        c["jacobian_evals"] += 1
-        c["factorizations"] += 1
-        c["solves"] += 1
-        c["iterations"] += 1
+        self._count_linear_steps()
         self.last["pos_violation"] = float(viol) if s.nc else 0.0
-        self.last["iterations"] = 1
         new = State(state.t + h, q_new, v_new, lam, acc, dict(state.extra))
         s.commit(new)
         return new

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _block_kernels as BK
-from .kkt import KKTPattern, _solve_refined_generic
+from .kkt import KKTPattern, _solve_refined_generic, unit_elimination
 
 __all__ = ["BlockSolver"]
 
@@ -47,18 +47,7 @@ class BlockSolver:
             if a != b:
                 lower[a].add(int(b))
         # ----- symbolic block factorisation
-        struct = [None] * nu
-        children = [[] for _ in range(nu)]
-        parent = np.full(nu, -1, dtype=np.int64)
-        for u in range(nu):
-            st = set(lower[u])
-            for c in children[u]:
-                st |= struct[c]
-            st.discard(u)
-            struct[u] = st
-            if st:
-                parent[u] = min(st)
-                children[parent[u]].append(u)
+        struct, children, parent = unit_elimination(lower)
         # ----- storage layout
         diag_off = np.zeros(nu, dtype=np.int64)
         dvec_off = np.zeros(nu, dtype=np.int64)

@@ -261,6 +261,28 @@ class KKTPattern:
 _TRIU12 = np.triu_indices(12)
 
 
+def unit_elimination(lower):
+    """Symbolic elimination over units: ``lower[u]`` the set of later units coupled to unit u.
+
+    Returns ``(struct, children, parent)``: the units each unit's column reaches after elimination
+    (its fill included), the elimination tree's children lists and parents (-1: a root).
+    """
+    nu = len(lower)
+    struct = [None] * nu
+    children = [[] for _ in range(nu)]
+    parent = np.full(nu, -1, dtype=np.int64)
+    for u in range(nu):
+        st = set(lower[u])
+        for c in children[u]:
+            st |= struct[c]
+        st.discard(u)
+        struct[u] = st
+        if st:
+            parent[u] = min(st)
+            children[parent[u]].append(u)
+    return struct, children, parent
+
+
 class _Supernodes:
     """Symbolic supernodal structure of a :class:`KKTPattern` (computed once per pattern).
 
@@ -292,16 +314,7 @@ class _Supernodes:
         for a, b in zip(np.minimum(ur, uc).tolist(), np.maximum(ur, uc).tolist()):
             if a != b:
                 lower[a].add(b)
-        struct = [None] * nu
-        children = [[] for _ in range(nu)]
-        for u in range(nu):
-            st = set(lower[u])
-            for c in children[u]:
-                st |= struct[c]
-            st.discard(u)
-            struct[u] = st
-            if st:
-                children[min(st)].append(u)
+        struct, children, _ = unit_elimination(lower)
         # ----- supernodes: maximal runs of units with nested structure
         sn_units = []
         u = 0
@@ -425,6 +438,17 @@ class _Supernodes:
         self.n_sn_u = np.uint64(ns)
 
 
+def _init_solve_state(solver, n: int) -> None:
+    """Refinement buffers (n,), no matrix yet, zeroed work counters: common to the direct solvers."""
+    solver.work = np.empty(n, dtype=np.float64)
+    solver.work2 = np.empty(n, dtype=np.float64)
+    solver.resid = np.empty(n, dtype=np.float64)
+    solver.data = None
+    solver.n_factor = 0
+    solver.n_solve = 0
+    solver.last_residual = float("nan")
+
+
 class DirectSolver:
     """Sparse LDLᵀ of a :class:`KKTPattern` matrix: supernodal, symbolic analysis done once.
 
@@ -461,13 +485,7 @@ class DirectSolver:
         self.G = np.zeros(max(sym.max_rows * sym.max_unit, 1))  # one row unit's columns of L D Lᵀ
         self.Dg = np.zeros(n)
         self.flag = np.zeros(sym.n_flags, dtype=np.bool_)
-        self.work = np.empty(n, dtype=np.float64)
-        self.work2 = np.empty(n, dtype=np.float64)
-        self.resid = np.empty(n, dtype=np.float64)
-        self.data = None
-        self.n_factor = 0
-        self.n_solve = 0
-        self.last_residual = float("nan")
+        _init_solve_state(self, n)
 
     @property
     def nnz_L(self) -> int:
@@ -528,13 +546,7 @@ class ScalarDirectSolver:
         self.D = np.empty(n, dtype=np.float64)
         self.Y = np.empty(n, dtype=np.float64)
         self.Pattern = np.empty(n, dtype=np.int64)
-        self.work = np.empty(n, dtype=np.float64)
-        self.work2 = np.empty(n, dtype=np.float64)
-        self.resid = np.empty(n, dtype=np.float64)
-        self.data = None
-        self.n_factor = 0
-        self.n_solve = 0
-        self.last_residual = float("nan")
+        _init_solve_state(self, n)
 
     @property
     def nnz_L(self) -> int:

@@ -50,6 +50,7 @@ from collections import namedtuple
 import numba as nb
 import numpy as np
 
+from ..mbs._force_kernels import kkt_pair_entry
 from ._area import depth_area, segment_area_scratch
 from ._slice import corner_slopes, ensure_gradients, slice_meshes, slice_planes, slice_profiles
 
@@ -250,6 +251,15 @@ def _skew_add(Kx, e, o, xb, s):
     Kx[e, o + 1, o + 2] -= s * xb[0]
     Kx[e, o + 2, o + 0] -= s * xb[1]
     Kx[e, o + 2, o + 1] += s * xb[0]
+
+
+@jit
+def _normal_force_grads(nu, N, GN, VN, Gnu, GF, VF, nc):
+    """Gradients (3, nc) of the normal force ``F = N ν``: ``GF = ν GNᵀ + N Gν`` (position), ``VF = ν VNᵀ``."""
+    for c in range(nc):
+        for i in range(3):
+            GF[i, c] = nu[i] * GN[c] + N * Gnu[i, c]
+            VF[i, c] = nu[i] * VN[c]
 
 
 @jit
@@ -527,10 +537,7 @@ def _wheel_segment(e, jac, side, wk, j, p, pd, kappa, buf, n, V, P_, work, pos, 
             VN[c] = kappa * S * P_.alpha * vdd
         GF = work.GF
         VF = work.VF
-        for c in range(nc):
-            for i in range(3):
-                GF[i, c] = nu[i] * GN[c] + N * Gnu[i, c]
-                VF[i, c] = nu[i] * VN[c]
+        _normal_force_grads(nu, N, GN, VN, Gnu, GF, VF, nc)
         _emit_force(e, 1, b, p, F, GF, VF, J, work, pos, R, mode, Q, Kx, Kv, on, nc)
         GP = work.G2
         for c in range(nc):
@@ -946,10 +953,7 @@ def _hull_contact(e, jac, C, X, nu, Gnu, delta, Gdelta, K, mu, tc, Gtc, GX, n, V
             VN[c] = K * d15 * P_.alpha * vdd
         GF = work.GF
         VF = work.VF
-        for c in range(nc):
-            for i in range(3):
-                GF[i, c] = nu[i] * GN[c] + N * Gnu[i, c]
-                VF[i, c] = nu[i] * VN[c]
+        _normal_force_grads(nu, N, GN, VN, Gnu, GF, VF, nc)
         _emit_force(e, 0, C, X, F, GF, VF, GX, work, pos, R, mode, Q, Kx, Kv, on, nc)
         Ff = _friction(e, N, GN, VN, nu, Gnu, tc, Gtc, X, GX, mu, GN, False, False, 0, n, V, P_, work, pos, R,
                        vel, omega, mode, Q, Kx, Kv, on, nc, work.sdummy)
@@ -1102,12 +1106,9 @@ def _box_clear(T, X, margin):
             if ((X[c][0] - T.pl_p[p, 0]) * T.pl_n[p, 0] + (X[c][1] - T.pl_p[p, 1]) * T.pl_n[p, 1]
                     + (X[c][2] - T.pl_p[p, 2]) * T.pl_n[p, 2]) <= margin:
                 return False
-    for p in range(T.pr_ptr.shape[0] - 1):
-        zmax = -1e300
-        for k in range(T.pr_ptr[p], T.pr_ptr[p + 1]):
-            zmax = max(zmax, T.pv_z[k])
-        for c in range(4):  # a profile's vertex k is at world height pr_O[p, 2] + pv_z[k] (_slice)
-            if X[c][2] <= T.pr_O[p, 2] + zmax + margin:
+    for p in range(T.pr_ztop.shape[0]):
+        for c in range(4):
+            if X[c][2] <= T.pr_ztop[p] + margin:
                 return False
     for r in range(T.me_root.shape[0] - 1):
         root = T.me_root[r]
@@ -1295,18 +1296,7 @@ def scatter_absolute(roles, blk, Q, Kx, Kv, on, slot, cK, cD, v, f, data, Dv, Kx
                 bc = roles[e, kc]
                 if bc < 0 or blk[e, kc] != kc:
                     continue
-                sl = slot[e, a, c]
-                kx = 0.5 * (Kx[e, a, c] + Kx[e, c, a])
-                kv = 0.5 * (Kv[e, a, c] + Kv[e, c, a])
-                if sl >= 0:
-                    data[sl] -= cK * kx + cD * kv
-                    if kv != 0.0:
-                        Dv[ba, a % 6] += kv * v[bc, c % 6]
-                        if c != a:
-                            Dv[bc, c % 6] += kv * v[ba, a % 6]
-                elif kx != 0.0 and ba != bc:
-                    Kxv[ba, a % 6] += kx * v[bc, c % 6]
-                    Kxv[bc, c % 6] += kx * v[ba, a % 6]
+                kkt_pair_entry(e, a, c, ba, bc, slot, Kx, Kv, cK, cD, v, data, Dv, Kxv)
 
 
 @jit

@@ -40,7 +40,7 @@ jit = nb.njit(cache=True, _nrt=False)
 
 TerrainPack = namedtuple(
     "TerrainPack",
-    "pr_O pr_u pr_w pr_ptr pv_s pv_z pv_mu "
+    "pr_O pr_u pr_w pr_ptr pv_s pv_z pv_mu pr_ztop "
     "pl_n pl_p pl_mu "
     "me_root mV mF mFN mE mFE mEF mF_mu bvh_min bvh_max bvh_left bvh_right bvh_start bvh_count bvh_faces",
 )

@@ -38,6 +38,7 @@ from ..mbs._force_kernels import table_eval
 from ..mbs._kernels import body_kinematics
 from ..powertrain import sprocket_torque
 from . import _kernels as K
+from ._kernels import _cross, _dot, _mat_tvec, _mat_vec  # the same no-NRT helpers
 
 jit = nb.njit(cache=True, _nrt=False)  # no allocation, no reference counting of the many arrays passed
 
@@ -45,30 +46,6 @@ KIND_HULL = 0
 KIND_DOF = 1     # revolute to the hull, one joint rate
 KIND_SPIN = 2    # spins on an axle of the hull or of a DOF body; moves with it
 
-
-
-@jit
-def _cross(a, b):
-    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
-
-
-@jit
-def _dot(a, b):
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-
-
-@jit
-def _mv(R, b, a):
-    return (R[b, 0, 0] * a[0] + R[b, 0, 1] * a[1] + R[b, 0, 2] * a[2],
-            R[b, 1, 0] * a[0] + R[b, 1, 1] * a[1] + R[b, 1, 2] * a[2],
-            R[b, 2, 0] * a[0] + R[b, 2, 1] * a[1] + R[b, 2, 2] * a[2])
-
-
-@jit
-def _mtv(R, b, a):
-    return (R[b, 0, 0] * a[0] + R[b, 1, 0] * a[1] + R[b, 2, 0] * a[2],
-            R[b, 0, 1] * a[0] + R[b, 1, 1] * a[1] + R[b, 2, 1] * a[2],
-            R[b, 0, 2] * a[0] + R[b, 1, 2] * a[1] + R[b, 2, 2] * a[2])
 
 
 @jit
@@ -93,8 +70,8 @@ def bases(C, kind, parent, dof, pivot, axis, pos, R, body_T, body_W):
         d = dof[b]
         if d >= 0:
             j = b if kind[b] == KIND_DOF else parent[b]
-            a = _mv(R, C, (axis[j, 0], axis[j, 1], axis[j, 2]))
-            p = _mv(R, C, (pivot[j, 0], pivot[j, 1], pivot[j, 2]))
+            a = _mat_vec(R, C, (axis[j, 0], axis[j, 1], axis[j, 2]))
+            p = _mat_vec(R, C, (pivot[j, 0], pivot[j, 1], pivot[j, 2]))
             q = (pos[b, 0] - pos[C, 0] - p[0], pos[b, 1] - pos[C, 1] - p[1], pos[b, 2] - pos[C, 2] - p[2])
             x = _cross(a, q)
             for i in range(3):
@@ -167,8 +144,8 @@ def dynamics(C, kind, parent, dof, pivot, axis, mass, J_b, gravity, pos, R, vel,
             rho = (pos[b, 0] - pos[C, 0], pos[b, 1] - pos[C, 1], pos[b, 2] - pos[C, 2])
             if dof[b] >= 0:
                 j = b if kind[b] == KIND_DOF else parent[b]
-                a = _mv(R, C, (axis[j, 0], axis[j, 1], axis[j, 2]))
-                p = _mv(R, C, (pivot[j, 0], pivot[j, 1], pivot[j, 2]))
+                a = _mat_vec(R, C, (axis[j, 0], axis[j, 1], axis[j, 2]))
+                p = _mat_vec(R, C, (pivot[j, 0], pivot[j, 1], pivot[j, 2]))
                 q = (rho[0] - p[0], rho[1] - p[1], rho[2] - p[2])
                 th = u[6 + dof[b]]
                 wa = (wC[0] + th * a[0], wC[1] + th * a[1], wC[2] + th * a[2])
@@ -221,11 +198,11 @@ def elements(dof, R, pos, vel, omega, body_T, body_W,
     for e in range(rs_body.shape[0]):
         bi = rs_body[e, 0]
         bj = rs_body[e, 1]
-        z = _mv(R, bi, (rs_zi[e, 0], rs_zi[e, 1], rs_zi[e, 2]))
-        xi = _mv(R, bi, (rs_xi[e, 0], rs_xi[e, 1], rs_xi[e, 2]))
+        z = _mat_vec(R, bi, (rs_zi[e, 0], rs_zi[e, 1], rs_zi[e, 2]))
+        xi = _mat_vec(R, bi, (rs_xi[e, 0], rs_xi[e, 1], rs_xi[e, 2]))
         yb = _cross((rs_zi[e, 0], rs_zi[e, 1], rs_zi[e, 2]), (rs_xi[e, 0], rs_xi[e, 1], rs_xi[e, 2]))
-        yi = _mv(R, bi, yb)
-        xj = _mv(R, bj, (rs_xj[e, 0], rs_xj[e, 1], rs_xj[e, 2]))
+        yi = _mat_vec(R, bi, yb)
+        xj = _mat_vec(R, bj, (rs_xj[e, 0], rs_xj[e, 1], rs_xj[e, 2]))
         th = math.atan2(_dot(yi, xj), _dot(xi, xj))
         thd = _dot(z, (omega[bj, 0] - omega[bi, 0], omega[bj, 1] - omega[bi, 1], omega[bj, 2] - omega[bi, 2]))
         ys, dys = table_eval(rs_tx, rs_ty, rs_stab[e, 0], rs_stab[e, 1], th)
@@ -243,8 +220,8 @@ def elements(dof, R, pos, vel, omega, body_T, body_W,
     for e in range(ts_body.shape[0]):
         bi = ts_body[e, 0]
         bj = ts_body[e, 1]
-        si = _mv(R, bi, (ts_s[e, 0, 0], ts_s[e, 0, 1], ts_s[e, 0, 2]))
-        sj = _mv(R, bj, (ts_s[e, 1, 0], ts_s[e, 1, 1], ts_s[e, 1, 2]))
+        si = _mat_vec(R, bi, (ts_s[e, 0, 0], ts_s[e, 0, 1], ts_s[e, 0, 2]))
+        sj = _mat_vec(R, bj, (ts_s[e, 1, 0], ts_s[e, 1, 1], ts_s[e, 1, 2]))
         pi = (pos[bi, 0] + si[0], pos[bi, 1] + si[1], pos[bi, 2] + si[2])
         pj = (pos[bj, 0] + sj[0], pos[bj, 1] + sj[1], pos[bj, 2] + sj[2])
         d = (pj[0] - pi[0], pj[1] - pi[1], pj[2] - pi[2])
@@ -389,7 +366,7 @@ def velocities(C, kind, dof, spin, q, R, body_T, body_W, u, vout):
             uc = u[c] if c < 6 else u[6 + dof[b]]
             v = (v[0] + body_T[b, 0, c] * uc, v[1] + body_T[b, 1, c] * uc, v[2] + body_T[b, 2, c] * uc)
             w = (w[0] + body_W[b, 0, c] * uc, w[1] + body_W[b, 1, c] * uc, w[2] + body_W[b, 2, c] * uc)
-        wb = _mtv(R, b, w)
+        wb = _mat_tvec(R, b, w)
         vout[b, 0] = v[0]
         vout[b, 1] = v[1]
         vout[b, 2] = v[2]
@@ -403,7 +380,7 @@ def joint_rates(C, kind, dof, axis, R, omega, u):
     """u (hull part set by the caller) completed with the joint rates a·(ω_b - ω_C)."""
     for b in range(kind.shape[0]):
         if kind[b] == KIND_DOF:
-            a = _mv(R, C, (axis[b, 0], axis[b, 1], axis[b, 2]))
+            a = _mat_vec(R, C, (axis[b, 0], axis[b, 1], axis[b, 2]))
             u[6 + dof[b]] = _dot(a, (omega[b, 0] - omega[C, 0], omega[b, 1] - omega[C, 1], omega[b, 2] - omega[C, 2]))
 
 

@@ -118,8 +118,10 @@ def pack_terrain(terrain, arc_tolerance: float = 5e-4):
         nf += len(m.faces)
         ne += len(m.edges)
         depth = max(depth, m.bvh_depth)
+    # world height of each profile's highest vertex (a hull box above all of them needs no slice)
+    pr_ztop = np.array([O[2] + z.max() for O, z in zip(pr_O, pv_z)], float)
     pack = SL.TerrainPack(
-        f3(pr_O), f3(pr_u), f3(pr_w), np.array(pr_ptr, np.int64), cat(pv_s), cat(pv_z), cat(pv_mu),
+        f3(pr_O), f3(pr_u), f3(pr_w), np.array(pr_ptr, np.int64), cat(pv_s), cat(pv_z), cat(pv_mu), pr_ztop,
         f3(pl_n), f3(pl_p), np.array(pl_mu, float),
         np.array(roots, np.int64), f3(mV) if mV else np.zeros((0, 3)),
         np.concatenate(mF).astype(np.int64) if mF else np.zeros((0, 3), np.int64),

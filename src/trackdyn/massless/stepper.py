@@ -29,7 +29,7 @@ import numpy as np
 from ..integrators.base import Integrator, StepFailed
 from ..mbs.forces import RSDABlock, TSDABlock
 from ..mbs.model import State
-from ..powertrain import Drivetrain
+from ..powertrain import Drivetrain, track_inputs
 from ..driver import Observation
 from . import _kernels as K
 from . import _tree as TK
@@ -245,12 +245,7 @@ class RealtimeStepper(Integrator):
                           yaw_rate=yaw_rate, y=y, x=x)
         mem = state.extra.get("driver", np.zeros(1))
         th, steer, br, new_mem = dt.driver.inputs(obs, self.h, mem.copy())
-        s = abs(steer)
-        inner = 0 if steer > 0 else 1
-        self.throttle[:] = th
-        self.braking[:] = br
-        self.throttle[inner] = th * (1.0 - s)
-        self.braking[inner] = min(1.0, br + s)
+        track_inputs(th, steer, br, self.throttle, self.braking)
         return np.asarray(new_mem, dtype=float)
 
     # ------------------------------------------------------------------ step
@@ -303,13 +298,7 @@ class RealtimeStepper(Integrator):
         tm["forces"] += t1 - t0
         tm["contact"] = tm.get("contact", 0.0) + (t2 - t1)
         tm["update"] += clk() - t2
-        c = self.counters
-        c["residual_evals"] += 1
-        c["jacobian_evals"] += 1
-        c["factorizations"] += 1
-        c["solves"] += 1
-        c["iterations"] += 1
-        self.last["iterations"] = 1
+        self._count_linear_steps()
         return new
 
 
@@ -393,11 +382,8 @@ class RealtimeStepper(Integrator):
         k = int(k)
         tm = self.timing
         tm["contact"] = tm.get("contact", 0.0) + (clk() - t0)
-        c = self.counters
-        for key in ("steps", "residual_evals", "jacobian_evals", "factorizations", "solves", "iterations"):
-            c[key] += k
-        if k:
-            self.last["iterations"] = 1
+        self.counters["steps"] += k
+        self._count_linear_steps(k)
         return int(code), k, new
 
 

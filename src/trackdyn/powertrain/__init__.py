@@ -33,12 +33,27 @@ import numpy as np
 from ..driver import Observation
 from ..mbs import _force_kernels as FK
 
-__all__ = ["Drivetrain"]
+__all__ = ["Drivetrain", "track_inputs"]
 
 BRAKE_SPEED = 0.05  # rad/s: regularisation of the brake torque's sign
 
 
 SERVO_GAIN = 1e6  # N m s/rad, prescribed sprocket speed
+
+
+def track_inputs(th, steer, br, throttle, braking) -> None:
+    """Per-track throttle and braking (left = 0, right = 1) from the driver's throttle, steering, braking.
+
+    Skid steering: steering > 0 turns left, so the left track is the inner one; the inner track's throttle
+    is cut by ``|steer|`` and its braking raised by it. (The compiled driver of the real-time massless
+    loop, :func:`trackdyn.massless._tree.decide`, does the same operations in the same order.)
+    """
+    s = abs(steer)
+    inner = 0 if steer > 0 else 1
+    throttle[:] = th
+    braking[:] = br
+    throttle[inner] = th * (1.0 - s)
+    braking[inner] = min(1.0, br + s)
 
 
 @nb.njit(cache=True)
@@ -159,13 +174,7 @@ class Drivetrain:
             mem = st.extra.get("driver", np.zeros(1))
             th, steer, br, new_mem = self.driver.inputs(obs, ctx.h, mem.copy())
             self.inputs[:] = (th, steer, br)
-            s = abs(steer)
-            # left = 0, right = 1; steering > 0 turns left: the left track is the inner one
-            inner = 0 if steer > 0 else 1
-            self.throttle[:] = th
-            self.braking[:] = br
-            self.throttle[inner] = th * (1.0 - s)
-            self.braking[inner] = min(1.0, br + s)
+            track_inputs(th, steer, br, self.throttle, self.braking)
             self._staged = np.asarray(new_mem, dtype=float)
             self._step_key = key
         if self.driver.kinematic:
