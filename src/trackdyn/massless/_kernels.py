@@ -52,7 +52,7 @@ import numpy as np
 
 from ..mbs._force_kernels import kkt_pair_entry
 from ._area import depth_area, segment_area_scratch
-from ._slice import corner_slopes, ensure_gradients, slice_meshes, slice_planes, slice_profiles
+from ._slice import _cross, _dot, corner_slopes, ensure_gradients, slice_meshes, slice_planes, slice_profiles
 
 jit = nb.njit(cache=True, _nrt=False)
 # inlined into the caller at Numba IR level: a call of a function taking the work arrays passes them all by
@@ -113,16 +113,6 @@ def new_work(nc: int, elem_blk: np.ndarray, elem_cols: np.ndarray, elem_ncols: n
 
 
 # --------------------------------------------------------------------------- small vectors
-@jit
-def _dot(a, b):
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-
-
-@jit
-def _cross(a, b):
-    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
-
-
 @jit
 def _row(M, i):
     return (M[i, 0], M[i, 1], M[i, 2])

@@ -38,7 +38,8 @@ from ..mbs._force_kernels import table_eval
 from ..mbs._kernels import body_kinematics
 from ..powertrain import sprocket_torque
 from . import _kernels as K
-from ._kernels import _cross, _dot, _mat_tvec, _mat_vec  # the same no-NRT helpers
+from ._kernels import _mat_tvec, _mat_vec  # the same no-NRT helpers
+from ._slice import _cross, _dot
 
 jit = nb.njit(cache=True, _nrt=False)  # no allocation, no reference counting of the many arrays passed
 
