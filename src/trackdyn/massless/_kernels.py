@@ -50,7 +50,6 @@ from collections import namedtuple
 import numba as nb
 import numpy as np
 
-from ..mbs._force_kernels import kkt_pair_entry
 from ._area import depth_area, segment_area_scratch
 from ._slice import _cross, _dot, corner_slopes, ensure_gradients, slice_meshes, slice_planes, slice_profiles
 
@@ -1286,7 +1285,18 @@ def scatter_absolute(roles, blk, Q, Kx, Kv, on, slot, cK, cD, v, f, data, Dv, Kx
                 bc = roles[e, kc]
                 if bc < 0 or blk[e, kc] != kc:
                     continue
-                kkt_pair_entry(e, a, c, ba, bc, slot, Kx, Kv, cK, cD, v, data, Dv, Kxv)
+                sl = slot[e, a, c]
+                kx = 0.5 * (Kx[e, a, c] + Kx[e, c, a])
+                kv = 0.5 * (Kv[e, a, c] + Kv[e, c, a])
+                if sl >= 0:
+                    data[sl] -= cK * kx + cD * kv
+                    if kv != 0.0:
+                        Dv[ba, a % 6] += kv * v[bc, c % 6]
+                        if c != a:
+                            Dv[bc, c % 6] += kv * v[ba, a % 6]
+                elif kx != 0.0 and ba != bc:
+                    Kxv[ba, a % 6] += kx * v[bc, c % 6]
+                    Kxv[bc, c % 6] += kx * v[ba, a % 6]
 
 
 @jit
