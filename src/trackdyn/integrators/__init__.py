@@ -4,6 +4,7 @@
 name                           scheme                                                   order
 =============================  =======================================================  =====
 ``euler-implicit-linearized``  one linear solve per step (thesis eq. 2.13)              1
+``theta-linearized``           linearised θ-method, one linear solve per step           1 (2 at θ=½)
 ``euler-implicit``             backward Euler, full Newton (eq. 2.12)                   1
 ``euler-implicit-projected``   eq. 2.14 velocity step + position projection (eq. 2.15)  1
 ``hht``                        HHT-α, Newton on accelerations and multipliers           2
@@ -19,16 +20,17 @@ from __future__ import annotations
 
 from .abm import ABM
 from .base import Integrator, StepFailed
-from .euler import EulerImplicitLinearized
+from .euler import EulerImplicitLinearized, ThetaLinearized
 from .explicit import AB3, RK4
 from .hht import HHT
 from .implicit import EulerImplicit, EulerImplicitProjected
 
-__all__ = ["Integrator", "StepFailed", "EulerImplicitLinearized", "EulerImplicit", "EulerImplicitProjected",
+__all__ = ["Integrator", "StepFailed", "EulerImplicitLinearized", "ThetaLinearized", "EulerImplicit",
+           "EulerImplicitProjected",
            "HHT", "RK4", "AB3", "ABM", "INTEGRATORS", "make_integrator"]
 
-INTEGRATORS = {cls.name: cls for cls in (EulerImplicitLinearized, EulerImplicit, EulerImplicitProjected, HHT, RK4,
-                                         AB3, ABM)}
+INTEGRATORS = {cls.name: cls for cls in (EulerImplicitLinearized, ThetaLinearized, EulerImplicit,
+                                         EulerImplicitProjected, HHT, RK4, AB3, ABM)}
 
 
 def make_integrator(name, system, step, **options):

@@ -41,6 +41,7 @@ POINT_INERTIA = 1e-9
 #: formal order of each fixed-step integrator and the three step sizes of the order test
 EXPECTED_ORDER = {
     "euler-implicit-linearized": (1.0, (4e-3, 2e-3, 1e-3)),
+    "theta-linearized": (2.0, (1e-2, 5e-3, 2.5e-3)),  # default θ = 1/2
     "euler-implicit": (1.0, (4e-3, 2e-3, 1e-3)),
     "euler-implicit-projected": (1.0, (4e-3, 2e-3, 1e-3)),
     "hht": (2.0, (1e-2, 5e-3, 2.5e-3)),
