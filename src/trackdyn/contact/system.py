@@ -527,12 +527,14 @@ class ContactSystem:
         if stepping:
             self._h = ctx.h
         h = self._h
+        # the shear spring looks ahead by hist_weight·h (θ-method); the history itself advances by h (commit)
+        h_force = h * ctx.hist_weight if stepping else h
         data = ctx.data if stepping else self._dummy_data
         while True:
             rec, out = (self.rec, self.out) if stepping else (self.rec_o, self.out_o)
             n = self._call("evaluate", _stage.evaluate,
                            (rec, out, self.shapes, self.scratch, self.filters, self.terrain_arrays, self.pair_par,
-                            self.mass, hk, hd, kin.pos, kin.R, kin.vel, kin.omega_w, v, float(h), float(ctx.cK),
+                            self.mass, hk, hd, kin.pos, kin.R, kin.vel, kin.omega_w, v, float(h_force), float(ctx.cK),
                             float(ctx.cD), stepping, self.body_slot, self.pair_slot, ctx.f, ctx.Dv, data,
                             ctx.Kxv if ctx.Kxv is not None else self._dummy_kxv,
                             self.margin, self.default_radius, self.max_penetration, self.winkler_grid,

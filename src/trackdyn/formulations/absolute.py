@@ -51,7 +51,11 @@ class ForceContext:
     12-vector elements). Jacobian terms a provider leaves out of the matrix
     (coupling blocks it does not store) go, for positions, into
     ``Kxv += ∂Q/∂q v`` so the right-hand side keeps the exact linearisation.
-    ``data`` is None when only outputs are wanted.
+    ``data`` is None when only outputs are wanted. ``hist_weight`` is the share
+    of the step by which forces with a displacement history look ahead: the
+    contact shear spring acts on ``P H + hist_weight · h · v_t`` (1 for Euler;
+    θ for the θ-method, so the spring's force is the θ-weighted mean of the
+    step's two ends) while the stored history still advances by ``h v_t``.
     """
 
     t: float
@@ -64,6 +68,7 @@ class ForceContext:
     cK: float
     cD: float
     Kxv: np.ndarray | None = None
+    hist_weight: float = 1.0
 
 
 class ForceProvider(Protocol):
@@ -351,10 +356,12 @@ class AbsoluteSystem:
         )
         return phi
 
-    def eval_forces(self, t: float, v, cK: float, cD: float, data, state: State | None = None, h: float = 0.0):
+    def eval_forces(self, t: float, v, cK: float, cD: float, data, state: State | None = None, h: float = 0.0,
+                    hist_weight: float = 1.0):
         """f (nb, 6), Dv (nb, 6) and ``-cK ∂f/∂q - cD ∂f/∂v`` into ``data``.
 
-        ``state`` and ``h`` are passed to force providers (contact history).
+        ``state``, ``h`` and ``hist_weight`` are passed to force providers (contact history, see
+        :class:`ForceContext`).
         """
         FK.body_forces(self.mass, self.inertia, v, self.gravity, self.f)
         self.Dv[:] = 0.0
@@ -365,7 +372,7 @@ class AbsoluteSystem:
                                 self.Kxv)
         if self.providers:
             t0 = time.perf_counter()
-            ctx = ForceContext(t, h, state, self.kin, self.f, self.Dv, data, cK, cD, self.Kxv)
+            ctx = ForceContext(t, h, state, self.kin, self.f, self.Dv, data, cK, cD, self.Kxv, hist_weight)
             for prov in self.providers:
                 prov.accumulate(ctx)
             self.provider_time += time.perf_counter() - t0

@@ -172,7 +172,7 @@ class EulerImplicitLinearized(Integrator):
         p0 = s.provider_time
         th = self.theta
         cK, cD = th * th * h * h, th * h
-        s.eval_forces(state.t, state.v, cK, cD, data, state, h)
+        s.eval_forces(state.t, state.v, cK, cD, data, state, h, th)
         t1 = clk()
         contact = s.provider_time - p0
         s.update_drivers(state.t)
