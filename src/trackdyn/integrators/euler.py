@@ -28,6 +28,7 @@ import numba as nb
 import numpy as np
 
 from ..linsolve import SOLVERS, make_solver
+from ..linsolve._ldl_kernels import sym_upper_matvec
 from ..mbs import _kernels as MK
 from ..mbs.model import State
 from ._kernels import euler_rhs, mass_times
@@ -78,14 +79,7 @@ def _theta_terms(n, Ap, Ai, data, perm, v, xp, kx, hv):
     for k in range(n):
         i = perm[k]
         xp[k] = v[i // 6, i % 6] if i < nd else 0.0
-    for i in range(n):
-        kx[i] = 0.0
-    for j in range(n):
-        for p in range(Ap[j], Ap[j + 1]):
-            i = Ai[p]
-            kx[i] += data[p] * xp[j]
-            if i != j:
-                kx[j] += data[p] * xp[i]
+    sym_upper_matvec(n, Ap, Ai, data, xp, kx)
     for k in range(n):
         hv[perm[k]] = kx[k]
 
