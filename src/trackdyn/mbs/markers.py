@@ -13,6 +13,15 @@ import numpy as np
 __all__ = ["MarkerOutputs"]
 
 
+def _cross(a, b):
+    """Row-wise cross products of (m, 3) arrays."""
+    out = np.empty_like(a)
+    out[:, 0] = a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1]
+    out[:, 1] = a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2]
+    out[:, 2] = a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]
+    return out
+
+
 class MarkerOutputs:
     name = "markers"
 
@@ -35,14 +44,15 @@ class MarkerOutputs:
         if ctx.data is not None:  # outputs only: nothing to add to the step
             return
         kin, st = ctx.kin, ctx.state
-        for k, b in enumerate(self.body):
-            R = kin.R[b]
-            s = R @ self.s[k]
-            w = kin.omega_w[b]
-            alpha = R @ st.acc[b, 3:]
-            self.out[k, 0:3] = kin.pos[b] + s
-            self.out[k, 3:6] = kin.vel[b] + np.cross(w, s)
-            self.out[k, 6:9] = st.acc[b, :3] + np.cross(alpha, s) + np.cross(w, np.cross(w, s))
+        b = self.body
+        R = kin.R[b]
+        s = np.einsum("mij,mj->mi", R, self.s)
+        w = kin.omega_w[b]
+        alpha = np.einsum("mij,mj->mi", R, st.acc[b, 3:])
+        # all markers at once (np.cross on 3-vectors cost ~25 µs a call: 0.3 ms per recorded sample)
+        self.out[:, 0:3] = kin.pos[b] + s
+        self.out[:, 3:6] = kin.vel[b] + _cross(w, s)
+        self.out[:, 6:9] = st.acc[b, :3] + _cross(alpha, s) + _cross(w, _cross(w, s))
 
     def commit(self, state):
         pass

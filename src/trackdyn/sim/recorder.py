@@ -24,6 +24,20 @@ __all__ = ["Recorder", "parse_record"]
 _POSE_PARTS = (("pos", "xyz"), ("quat", ("e0", "e1", "e2", "e3")))
 
 
+def _flat_source(arr, k):
+    """(owner, flat float64 buffer, index) holding ``arr[k]``: the view's C-contiguous base when there is one
+    (``owner`` identifies the buffer: a new flat view is made per call)."""
+    base = arr
+    while isinstance(base.base, np.ndarray):
+        base = base.base
+    if (arr.dtype == np.float64 and base.dtype == np.float64 and base.flags.c_contiguous and arr.ndim == 1
+            and 0 <= k < arr.shape[0]):
+        byte = arr.__array_interface__["data"][0] + int(k) * arr.strides[0] - base.__array_interface__["data"][0]
+        if byte % 8 == 0 and 0 <= byte < base.nbytes:
+            return base, base.reshape(-1), byte // 8
+    return arr, arr, k
+
+
 def parse_record(record) -> list[tuple[str, float | None]]:
     """Normalise a ``record=`` argument into ``[(pattern, interval_s or None), ...]``.
 
@@ -111,6 +125,7 @@ class Recorder:
                 cols.append(name)
                 self._elem.append((arr, k))
         self.all_columns = cols
+        self._elem_gather = self._gather_plan(len(cols) - len(self._elem))
         self.record = parse_record(patterns)
 
         interval = np.full(len(cols), np.inf)  # inf: not kept; 0: every output sample
@@ -156,6 +171,22 @@ class Recorder:
         self.n_samples = 0
         self._lo = np.full(2, np.inf)
         self._hi = np.full(2, -np.inf)
+
+    def _gather_plan(self, off: int):
+        """Element outputs grouped by the buffer they live in: (flat buffer, indices, row positions).
+
+        A series is a 1-D array (often a column view of an output buffer) and an index; resolved to the
+        view's base buffer, the M113's 1550 element series come from a few dozen buffers and are gathered
+        with one fancy index each (a comprehension over the series cost 0.26 ms per recorded sample).
+        """
+        groups: dict[int, tuple] = {}
+        for j, (arr, k) in enumerate(self._elem):
+            owner, src, idx = _flat_source(arr, k)
+            g = groups.setdefault(id(owner), (src, [], []))
+            g[1].append(idx)
+            g[2].append(off + j)
+        return [(src, np.asarray(ix, dtype=np.intp), np.asarray(dst, dtype=np.intp))
+                for src, ix, dst in groups.values()]
 
     @property
     def chunk_rows(self) -> int:
@@ -210,7 +241,8 @@ class Recorder:
             F, T = s.reactions(state.lam)
             row[self._n_body_cols: self._n_body_cols + self._n_joint_cols] = np.concatenate([F, T], 1).ravel()
         off = self._n_body_cols + self._n_joint_cols
-        row[off: off + len(self._elem)] = [arr[k] for arr, k in self._elem]  # one assignment: 9 vs 13 µs (95)
+        for arr, ks, dst in self._elem_gather:
+            row[dst] = arr[ks]
         out = self._buf[self._n]
         np.take(row, self.keep, out=out)
         if not due.all():

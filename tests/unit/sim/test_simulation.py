@@ -123,10 +123,14 @@ def test_marker_records_point_acceleration():
     w = m.add_body("w", mass=1.0, inertia=[0.1, 0.1, 0.1])
     m.add_joint(td.RevoluteMotor(m.ground, w, axis=[0, 0, 1], speed=td.Profile.linear(rate=2.0), name="motor"))
     m.add_marker("tip", w, [0.3, 0, 0])
+    m.add_marker("rim", w, [0, 0.2, 0.05])  # markers are evaluated together: a second one, off the plane
     res = td.Simulation(m, step=1e-4, output_step=1e-2).run(1.0)
     t = res.t[-1]
     om, al = 2.0 * t, 2.0
     a = np.hypot(res["tip.acc.x"][-1], res["tip.acc.y"][-1])
     assert np.isclose(a, 0.3 * np.hypot(om**2, al), rtol=2e-3)
+    a = np.hypot(res["rim.acc.x"][-1], res["rim.acc.y"][-1])
+    assert np.isclose(a, 0.2 * np.hypot(om**2, al), rtol=2e-3)
+    assert abs(res["rim.acc.z"][-1]) < 1e-6 and abs(res["rim.pos.z"][-1] - 0.05) < 1e-6
     assert np.isclose(np.hypot(res["tip.pos.x"][-1], res["tip.pos.y"][-1]), 0.3, atol=1e-6)
     assert np.isclose(np.hypot(res["tip.vel.x"][-1], res["tip.vel.y"][-1]), 0.3 * om, rtol=1e-3)
