@@ -240,7 +240,6 @@ class Recorder:
         if self._need_joints and s.joint_names:
             F, T = s.reactions(state.lam)
             row[self._n_body_cols: self._n_body_cols + self._n_joint_cols] = np.concatenate([F, T], 1).ravel()
-        off = self._n_body_cols + self._n_joint_cols
         for arr, ks, dst in self._elem_gather:
             row[dst] = arr[ks]
         out = self._buf[self._n]
