@@ -241,7 +241,8 @@ class ThetaLinearized(EulerImplicitLinearized):
     θ = 1 is ``euler-implicit-linearized`` (first order, strongly damped); θ = 1/2 the linearised trapezoidal
     rule (second order, no numerical damping: contact and joint modes faster than 1/h ring); in between
     the error constant of the first-order term is proportional to θ - 1/2 and modes far above 1/h are damped
-    by the factor (1-θ)/θ per step. The contact shear history advances with ``\bar v``.
+    by the factor (1-θ)/θ per step. The contact shear history advances with ``\bar v`` and the shear spring
+    looks ahead by θh (``ForceContext.hist_weight``), so its force is the θ-mean of the step's two ends.
 
     Options
     -------
