@@ -85,11 +85,11 @@ def _theta_terms(n, Ap, Ai, data, perm, v, xp, kx, hv):
 
 
 @nb.njit(cache=True)
-def _theta_rhs(rhs, Mv, hv, theta, hh, Kxv):
+def _theta_rhs(rhs, Mv, hv, theta):
     """Turn the Euler right-hand side into the θ-scheme's (see :class:`ThetaLinearized`).
 
-    On entry ``rhs = [M v + h f - h D v + h² K_lo v ; -clip(C/h) - secant]`` (Euler's);
-    ``hv = K [v; 0] = [H v; J v]``. On exit
+    On entry ``rhs = [M v + h f - h D v + θ h² K_lo v ; -clip(C/h) - secant]`` (Euler's, with the
+    left-out terms weighted by θ); ``hv = K [v; 0] = [H v; J v]``. On exit
     ``[(M v - (1-θ) H v)/θ + h f - h D v + θ h² K_lo v ; (-clip(C/h) - secant - (1-θ) J v)/θ]``.
     """
     nb_ = Mv.shape[0]
@@ -97,7 +97,7 @@ def _theta_rhs(rhs, Mv, hv, theta, hh, Kxv):
     for b in range(nb_):
         for k in range(6):
             i = 6 * b + k
-            rhs[i] += a * (Mv[b, k] - hv[i]) - (1.0 - theta) * hh * Kxv[b, k]
+            rhs[i] += a * (Mv[b, k] - hv[i])
     for i in range(6 * nb_, rhs.shape[0]):
         rhs[i] = (rhs[i] - (1.0 - theta) * hv[i]) / theta
 
@@ -152,7 +152,8 @@ class EulerImplicitLinearized(Integrator):
         self.Mv = np.zeros((nb_, 6))
         self._no_secant = np.zeros(0)
         n = system.pattern.n
-        self._xp, self._kx, self._hv = np.zeros(n), np.zeros(n), np.zeros(n)
+        self._xp, self._kx, self._hv = np.zeros(n), np.zeros(n), np.zeros(n)  # θ-method buffers
+        self._vbar = np.zeros((nb_, 6))
 
     def _step_impl(self, state: State) -> State:
         s = self.system
@@ -181,12 +182,13 @@ class EulerImplicitLinearized(Integrator):
         s.fill_jacobian(data)
         mass_times(s.mass, s.inertia, state.v, self.Mv)
         euler_rhs(self.Mv, s.f, s.Dv, h, s.phi, s.driver_rows, secant, self.vmax, self.rhs)
-        # Jacobian terms left out of the matrix still act on the known velocity (exact linearisation)
-        _add_left_out(self.rhs, h * h, s.Kxv)
+        # Jacobian terms left out of the matrix still act on the known velocity (exact linearisation; θ h² K_lo v
+        # in the θ-method)
+        _add_left_out(self.rhs, th * h * h, s.Kxv)
         if th != 1.0:
             p = s.pattern
             _theta_terms(p.n, p.Ap, p.Ai, data, p.perm, state.v, self._xp, self._kx, self._hv)
-            _theta_rhs(self.rhs, self.Mv, self._hv, th, h * h, s.Kxv)
+            _theta_rhs(self.rhs, self.Mv, self._hv, th)
         t3 = clk()
         try:
             self.solver.factor(data)
@@ -203,7 +205,7 @@ class EulerImplicitLinearized(Integrator):
         acc = np.empty((s.nb, 6))
         viol = _finish_step(self.x, state.v, state.q, h, s.phi, v_new, lam, q_new, acc)
         if th != 1.0:
-            vbar = np.empty((s.nb, 6))
+            vbar = self._vbar  # only read by the providers' commit below
             _theta_mean(th, state.v, v_new, vbar, state.q, h, q_new)
         t6 = clk()
         tm["forces"] += t1 - t0 - contact
