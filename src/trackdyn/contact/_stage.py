@@ -51,12 +51,17 @@ def summaries(n, body, fn, ft, normal, point, delta, pos, body_out, glob_out):
 
 @nb.njit(cache=True)
 def evaluate(rec, out, shp, sc, flt, ter, pair_par, mass, hist_key, hist_disp, pos, R, vel, omega_w, v, h, cK, cD,
-             want_jac, body_slot, pair_slot, f, Dv, data, Kxv, margin, dflt, max_pen, wgrid, body_out, glob_out):
+             want_jac, body_slot, pair_slot, f, Dv, data, Kxv, margin, dflt, max_pen, wgrid, body_out, glob_out,
+             n_detected):
     """Detect, then forces (and Jacobians when ``want_jac``) and summaries; returns the record count.
 
+    ``n_detected >= 0``: ``rec`` already holds the records of these positions (no detection).
     A count above the buffers' capacity means nothing else was done: grow and call again.
     """
-    n = detect(rec, shp, sc, flt, ter, pos, R, margin, dflt, max_pen, wgrid)
+    if n_detected >= 0:
+        n = n_detected
+    else:
+        n = detect(rec, shp, sc, flt, ter, pos, R, margin, dflt, max_pen, wgrid)
     if n > rec.kind.shape[0]:
         return n
     contact_forces(n, rec, out, flt.pair_law, pair_par, mass, hist_key, hist_disp, pos, R, vel, omega_w, v, h, cK,

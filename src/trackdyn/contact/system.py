@@ -495,6 +495,8 @@ class ContactSystem:
         self._disp_name = f"{self.name}.disp"
         self._empty_key = np.zeros((0, 2), np.int64)
         self._empty_disp = np.zeros((0, 3))
+        self._o_state = None  # the state of the last output evaluation (its records serve the next step)
+        self._o_q = self._o_n = None
         self._bound = True
 
     def initial_extra(self) -> dict:
@@ -530,6 +532,13 @@ class ContactSystem:
         # the shear spring looks ahead by hist_weight·h (θ-method); the history itself advances by h (commit)
         h_force = h * ctx.hist_weight if stepping else h
         data = ctx.data if stepping else self._dummy_data
+        n_detected = -1
+        if stepping and st is not None and self._o_state is st and np.array_equal(st.q, self._o_q):
+            # a recorded sample evaluated the outputs at these very positions: its records are this step's
+            self.rec, self.rec_o = self.rec_o, self.rec
+            self.out, self.out_o = self.out_o, self.out
+            n_detected = self._o_n
+        self._o_state = None
         while True:
             rec, out = (self.rec, self.out) if stepping else (self.rec_o, self.out_o)
             n = self._call("evaluate", _stage.evaluate,
@@ -538,10 +547,11 @@ class ContactSystem:
                             float(ctx.cD), stepping, self.body_slot, self.pair_slot, ctx.f, ctx.Dv, data,
                             ctx.Kxv if ctx.Kxv is not None else self._dummy_kxv,
                             self.margin, self.default_radius, self.max_penetration, self.winkler_grid,
-                            self.body_out, self.glob_out))
+                            self.body_out, self.glob_out, n_detected))
             cap = rec.kind.shape[0]
             if n <= cap:
                 break
+            n_detected = -1
             while cap < n:
                 cap *= 2
             if stepping:
@@ -550,6 +560,8 @@ class ContactSystem:
                 self.rec_o, self.out_o = new_records(cap), new_outputs(cap)
         if stepping:
             self._staged = n
+        elif st is not None:
+            self._o_state, self._o_q, self._o_n = st, st.q.copy(), n
         self._last = (rec, out, n)
 
     def commit(self, state) -> None:
