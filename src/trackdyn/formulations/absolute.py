@@ -410,9 +410,14 @@ class AbsoluteSystem:
     def fill_jacobian(self, data):
         _scatter_rows(self.J, self.pattern.row_slot, data)
 
-    def evaluate_outputs(self, state):
-        """Bring element outputs (forces, lengths) and J up to date with ``state`` for recording."""
+    def evaluate_outputs(self, state, elements: bool = True):
+        """Bring element outputs (forces, lengths) and J up to date with ``state`` for recording
+        (``elements=False``: only J, for joint reactions)."""
         self.update_kinematics(state.q, state.v)
+        if not elements:
+            self.update_drivers(state.t)
+            self.eval_constraints(want_gamma=False)
+            return
         for blk in self.blocks:
             blk.evaluate(state.t, self.kin, state.v)
         if self.providers:

@@ -100,7 +100,9 @@ class TreeSystem(AbsoluteSystem):
 
     fresh_q = None  # q array of the state whose track outputs the stepper evaluated last
 
-    def evaluate_outputs(self, state):
+    def evaluate_outputs(self, state, elements: bool = True):
+        if not elements:
+            return super().evaluate_outputs(state, elements=False)
         self.update_kinematics(state.q, state.v)
         for blk in self.blocks:
             blk.evaluate(state.t, self.kin, state.v)

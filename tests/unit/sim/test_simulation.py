@@ -89,6 +89,38 @@ def test_tsda_oscillator_period():
     assert np.allclose(res["spring.force"], 200.0 * (res["spring.length"] - 1.0), atol=1e-6)
 
 
+def _spring_on_guide():
+    m = td.Model(gravity=(0, 0, 0))
+    b = m.add_body("b", mass=2.0, inertia=[1, 1, 1], pos=[1.1, 0, 0])
+    m.add_joint(td.Prismatic(m.ground, b, point=[1.1, 0, 0], axis=[1, 0, 0], name="guide"))
+    m.add_force(td.TSDA(m.ground, b, [0, 0, 0], [1.1, 0, 0], stiffness=200.0, free_length=1.0, name="spring"))
+    return m
+
+
+@pytest.mark.parametrize("record, expect", [(["b.pos.x"], []), (["b.pos.x", "guide.force.*"], [False]),
+                                            (["b.pos.x", "spring.force"], [True]), (None, [True])])
+def test_samples_evaluate_only_the_outputs_they_keep(record, expect, monkeypatch):
+    """Element outputs are evaluated at a sample only when one of their series is recorded; joint
+    reactions need only the Jacobian; the recorded values do not depend on what else is kept."""
+    sim = td.Simulation(_spring_on_guide(), step=1e-3, output_step=1e-2, record=record)
+    calls = []
+    orig = sim.system.evaluate_outputs
+
+    def spy(state, elements=True):
+        calls.append(elements)
+        return orig(state, elements=elements)
+
+    monkeypatch.setattr(sim.system, "evaluate_outputs", spy)
+    res = sim.run(0.2)
+    assert sorted(set(calls)) == expect and len(calls) == (21 if expect else 0)
+    full = td.Simulation(_spring_on_guide(), step=1e-3, output_step=1e-2).run(0.2)
+    for name in res.columns:
+        assert np.array_equal(res[name], full[name]), name
+    if "guide.force.x" in res.columns:
+        # the guide carries no axial load; its reaction balances nothing but the (zero) lateral forces
+        assert np.allclose(res["guide.force.x"], 0.0, atol=1e-9)
+
+
 def test_diverged_run_keeps_partial_results(tmp_path):
     m = td.Model(gravity=(0, 0, 0))
     b = m.add_body("b", mass=1.0, inertia=[1, 1, 1])
