@@ -146,6 +146,7 @@ class Drivetrain:
         self.body = np.array([[self.chassis, s] for s in self.sprockets], dtype=np.int64)
         self._staged = None
         self._step_key = None
+        self._h_step = 0.0  # the step size of the last step (a sample's decision uses it)
 
     # -- provider protocol
     def coupling_pairs(self):
@@ -169,7 +170,18 @@ class Drivetrain:
     def accumulate(self, ctx):
         st = ctx.state
         key = (st.t, id(st))
-        if key != self._step_key:  # driver decides once per step, from the step's initial state
+        stepping = ctx.data is not None
+        if not stepping:
+            # a recorded sample: show the decision the step from this state will take, but leave it to that
+            # step (an output evaluation has h = 0: caching its decision skipped the PID's integral update
+            # at every sample, i.e. changed the dynamics with the output rate)
+            obs = self.observe(st.t, ctx.kin)
+            mem = st.extra.get("driver", np.zeros(1))
+            th, steer, br, _ = self.driver.inputs(obs, self._h_step, mem.copy())
+            self.inputs[:] = (th, steer, br)
+            track_inputs(th, steer, br, self.throttle, self.braking)
+            self._step_key = None
+        elif key != self._step_key:  # driver decides once per step, from the step's initial state
             obs = self.observe(st.t, ctx.kin)
             mem = st.extra.get("driver", np.zeros(1))
             th, steer, br, new_mem = self.driver.inputs(obs, ctx.h, mem.copy())
@@ -177,6 +189,7 @@ class Drivetrain:
             track_inputs(th, steer, br, self.throttle, self.braking)
             self._staged = np.asarray(new_mem, dtype=float)
             self._step_key = key
+            self._h_step = ctx.h
         if self.driver.kinematic:
             ref, gain = float(self._servo_profile.value(st.t + ctx.h)), SERVO_GAIN
         else:

@@ -100,3 +100,39 @@ def test_prescribed_sprocket_speed_servo():
     exact = np.interp(res.t, [0.1, 0.6], [0.0, 25.0])
     # the servo error is the load torque over the gain (plus the ramp's inertia torque)
     assert np.max(np.abs(w - exact)[res.t > 0.05]) < (50 * 25 + 1.5 * 50) / 1e6 * 2
+
+
+def test_recording_does_not_change_the_drivers_decisions():
+    """A recorded sample shows the driver's decision without taking it for the next step: the PID's
+    integral advances by e h at every step whatever the output rate (a sample's evaluation has h = 0)."""
+    from trackdyn.driver import PID
+
+    h, n = 1e-3, 60
+    runs = {}
+    for every in (1, 20, None):
+        m = td.Model(gravity=(0, 0, 0))
+        c = m.add_body("chassis", mass=1000.0, inertia=[100, 200, 250])
+        sl = m.add_body("left.sprocket", mass=60.0, inertia=[1, 1.5, 1], pos=[0, 1, 0])
+        sr = m.add_body("right.sprocket", mass=60.0, inertia=[1, 1.5, 1], pos=[0, -1, 0])
+        for b in (c, sl, sr):
+            m.set_initial_pose(b.name, vel=[1.0, 0.0, 0.0])
+        dt = Drivetrain(c.index, (sl.index, sr.index), MAP, 10000.0, PID(speed=1.1, y=None, delay=0.0))
+        s = AbsoluteSystem(m, providers=[dt])
+        sim = td.Simulation(m, step=h, output_step=h * (every or n), system=s, monitor=False,
+                            record=["chassis.vel.x", "driver.throttle"])
+        # after step j (and before a sample overwrites it): the decision taken from state j
+        applied = []
+        res = sim.run(n * h, callback=lambda _s, dt=dt, applied=applied: applied.append(dt.inputs[0]) and False)
+        runs[every] = (sim.state, res, np.array(applied))
+    # the same dynamics whatever the output rate (before: the integral skipped every sampled step)
+    ref = runs[None][0]
+    for every in (1, 20):
+        st = runs[every][0]
+        assert np.array_equal(st.extra["driver"], ref.extra["driver"])
+        assert np.array_equal(st.q, ref.q) and np.array_equal(st.v, ref.v)
+    e = 1.1 - 1.0  # the chassis keeps its speed (the drive torques are internal; it only pitches a little)
+    assert np.isclose(ref.extra["driver"][0], 0.3 / 1.0 + n * e * h, rtol=0, atol=1e-5)
+    # the throttle recorded at a sample is the one the step from that sample applies
+    th = runs[1][1]["driver.throttle"]
+    assert np.array_equal(th[1:n - 1], runs[None][2][1:n - 1])
+    assert np.array_equal(runs[20][1]["driver.throttle"][1:], th[20::20])
