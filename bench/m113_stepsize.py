@@ -1,7 +1,7 @@
 """m113-stepsize: largest step within 1 mm of the h = 1e-4 road-wheel heights over 2 s (issue #6).
 
 Usage: python bench/m113_stepsize.py [--t-end 2.0] [--settle 0.5] [--steps 2e-4 5e-4 1e-3 2e-3] [--tol 1e-3]
-                                    [--integrator theta-linearized] [--theta 0.5]
+                                    [--integrator theta-linearized] [--theta 0.5] [--record all|wheels]
 """
 
 import argparse
@@ -17,7 +17,9 @@ if __name__ == "__main__":
     ap.add_argument("--tol", type=float, default=1e-3)
     ap.add_argument("--integrator", default="euler-implicit-linearized")
     ap.add_argument("--theta", type=float, default=None, help="θ of theta-linearized")
+    ap.add_argument("--record", choices=["all", "wheels"], default="all",
+                    help="every series every 10 ms, or only the compared road-wheel heights")
     a = ap.parse_args()
     opts = {} if a.theta is None else {"theta": a.theta}
     print(json.dumps(m113_stepsize(t_end=a.t_end, settle=a.settle, steps=tuple(a.steps), tol=a.tol,
-                                   integrator=a.integrator, options=opts), indent=2, default=str))
+                                   integrator=a.integrator, options=opts, record=a.record), indent=2, default=str))
