@@ -21,8 +21,10 @@ from .result import Result
 
 __all__ = ["Recorder", "parse_record"]
 
-# default chunk: 2**23 values (64 MiB), e.g. 1716 samples of the M113's 4888 series
+# default chunk: 2**23 values (64 MiB), e.g. 1716 samples of the M113's 4888 series; the first chunk holds
+# _FIRST_CHUNK samples, each next one twice as many up to that
 _CHUNK_VALUES = 1 << 23
+_FIRST_CHUNK = 128
 _POSE_PARTS = (("pos", "xyz"), ("quat", ("e0", "e1", "e2", "e3")))
 
 
@@ -95,7 +97,7 @@ class Recorder:
         matched by several entries takes the shortest interval.
     chunk_rows : int, optional
         Samples per chunk (per Parquet row group when streaming); default
-        about 64 MB of samples. Larger row groups write faster per sample and
+        about 64 MB of samples, reached by doubling from 128 samples. Larger row groups write faster per sample and
         keep the writer's footer small: pyarrow holds ≈ 0.9 kB of metadata per
         column chunk until the file is closed, so a file's memory grows with
         its number of row groups (4 MiB per row group for the M113's 4900 series).
@@ -169,7 +171,13 @@ class Recorder:
         self._row = np.zeros(len(cols))
         self._n = 0
         n = len(self.columns)
-        self.chunk_rows = chunk_rows if chunk_rows else int(np.clip(_CHUNK_VALUES // max(n + 1, 1), 64, 65536))
+        if chunk_rows:
+            self.chunk_rows = chunk_rows
+        else:
+            # the first chunks are small and double up to chunk_rows: the first sample writes a column of the
+            # column-major buffer, which faults in (and zeroes) all of it — 72 ms for 64 MiB, a lot for a short run
+            self._chunk_rows = int(np.clip(_CHUNK_VALUES // max(n + 1, 1), 64, 65536))
+            self._alloc(min(self._chunk_rows, _FIRST_CHUNK))
         self._chunks: list[tuple[np.ndarray, np.ndarray]] = []
         self._writer = None
         self._t_streamed: list[np.ndarray] = []  # times of the samples written to the folder
@@ -213,9 +221,14 @@ class Recorder:
         if self._n:
             self._flush()
         self._chunk_rows = k
+        self._alloc(k)
+
+    def _alloc(self, k: int) -> None:
+        """A chunk buffer of ``k`` samples."""
         # column-major: a flushed chunk's series are contiguous rows, handed to Arrow without a copy
         self._buf = np.empty((len(self.columns), k))
         self._tbuf = np.empty(k)
+        self._cap = k
 
     # ------------------------------------------------------------------ sampling
     def sample(self, state: State):
@@ -265,7 +278,7 @@ class Recorder:
         self._tbuf[self._n] = t
         self._n += 1
         self.n_samples += 1
-        if self._n == self.chunk_rows:
+        if self._n == self._cap:
             self._flush()
 
     def _flush(self):
@@ -278,6 +291,8 @@ class Recorder:
         else:
             self._chunks.append((t.copy(), np.ascontiguousarray(v)))
         self._n = 0
+        if self._cap < self._chunk_rows:
+            self._alloc(min(2 * self._cap, self._chunk_rows))
 
     @property
     def t(self) -> np.ndarray:

@@ -38,6 +38,18 @@ def test_streamed_run_equals_the_in_memory_run(tmp_path):
     assert sorted(p.name for p in (tmp_path / "run").iterdir()) == ["metadata.json", "timeseries.parquet"]
 
 
+def test_default_chunks_grow_from_128_samples(tmp_path):
+    """Default chunking: 128 samples, then twice as many each time, up to about 64 MB; the samples are the
+    same streamed or in memory."""
+    mem = chain_sim().run(5.0)  # 501 samples
+    sim = chain_sim()
+    assert sim.recorder.chunk_rows == min((1 << 23) // (len(sim.recorder.columns) + 1), 65536)
+    res = sim.run(5.0, out=tmp_path / "run")
+    md = pq.ParquetFile(tmp_path / "run" / "timeseries.parquet").metadata
+    assert [md.row_group(k).num_rows for k in range(md.num_row_groups)] == [128, 256, 117]
+    assert np.array_equal(res.t, mem.t) and np.array_equal(td.load(tmp_path / "run").values, mem.values)
+
+
 def _peak_python_memory(run):
     tracemalloc.start()
     try:
