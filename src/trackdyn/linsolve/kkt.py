@@ -339,8 +339,10 @@ class _Supernodes:
     The units of the pattern (a body's 6 velocities, a joint's rows) are the
     atoms: the block elimination tree is built on them and consecutive units
     with nested structure (``struct(u) \\ {u+1} ⊆ struct(u+1)``, e.g. a shoe
-    and the pin eliminated right after it) are merged into supernodes; the
-    few entries of such a column outside its own structure are exact zeros. A
+    and the pin eliminated right after it) are merged into supernodes while
+    the merged block stays mostly non-zero (:func:`_relax`: a band of shoes
+    would otherwise become one dense block); the entries of such a column
+    outside its own structure are stored, exact zeros. A
     supernode J of width ``w`` (its columns, contiguous in the permuted order)
     stores one dense row-major block of ``w + m`` rows and ``w`` columns: its
     diagonal block (lower triangle) followed by its *row units* (the units of

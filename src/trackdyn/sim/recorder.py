@@ -97,10 +97,11 @@ class Recorder:
         matched by several entries takes the shortest interval.
     chunk_rows : int, optional
         Samples per chunk (per Parquet row group when streaming); default
-        about 64 MB of samples, reached by doubling from 128 samples. Larger row groups write faster per sample and
-        keep the writer's footer small: pyarrow holds ≈ 0.9 kB of metadata per
-        column chunk until the file is closed, so a file's memory grows with
-        its number of row groups (4 MiB per row group for the M113's 4900 series).
+        about 64 MB of samples, reached by doubling from 128 samples. Larger
+        row groups write faster per sample and keep the writer's footer small:
+        pyarrow holds ≈ 0.9 kB of metadata per column chunk until the file is
+        closed, so a file's memory grows with its number of row groups
+        (4 MiB per row group for the M113's 4900 series).
     scene_poses : bool
         Also keep ``pos.*`` and ``quat.*`` of every body that carries a
         visual shape, at the finest recorded rate, so the results folder can
