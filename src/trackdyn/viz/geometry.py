@@ -13,7 +13,7 @@ import numpy as np
 from ..math.quaternion import quat_to_matrix
 from .shapes import EXTRUSION_PLANES
 
-__all__ = ["triangulate_polygon", "shape_mesh", "shape_side_polygons", "flat_normals", "convex_hull_2d",
+__all__ = ["triangulate_polygon", "shape_mesh", "flat_normals", "convex_hull_2d",
            "body_poses"]
 
 
