@@ -151,9 +151,6 @@ class EulerImplicitLinearized(Integrator):
         self.x = np.zeros(self.nd + nc)
         self.Mv = np.zeros((nb_, 6))
         self._no_secant = np.zeros(0)
-        n = system.pattern.n
-        self._xp, self._kx, self._hv = np.zeros(n), np.zeros(n), np.zeros(n)  # θ-method buffers
-        self._vbar = np.zeros((nb_, 6))
 
     def _step_impl(self, state: State) -> State:
         s = self.system
@@ -265,3 +262,6 @@ class ThetaLinearized(EulerImplicitLinearized):
         super().__init__(system, step, **options)
         self.theta = th
         self.options["theta"] = th
+        n = system.pattern.n
+        self._xp, self._kx, self._hv = np.zeros(n), np.zeros(n), np.zeros(n)  # K [v; 0] and its permuted copies
+        self._vbar = np.zeros((system.nb, 6))

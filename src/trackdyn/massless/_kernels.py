@@ -1285,6 +1285,8 @@ def scatter_absolute(roles, blk, Q, Kx, Kv, on, slot, cK, cD, v, f, data, Dv, Kx
                 bc = roles[e, kc]
                 if bc < 0 or blk[e, kc] != kc:
                     continue
+                # the entry of mbs._force_kernels.scatter_elements, written out on purpose (its docstring: a
+                # shared helper made the scatter 7-11x slower)
                 sl = slot[e, a, c]
                 kx = 0.5 * (Kx[e, a, c] + Kx[e, c, a])
                 kv = 0.5 * (Kv[e, a, c] + Kv[e, c, a])

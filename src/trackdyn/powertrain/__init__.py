@@ -167,27 +167,27 @@ class Drivetrain:
         return Observation(t=t, speed=float(v @ fwd), heading=heading, yaw_rate=float(kin.omega_w[c, 2]),
                            y=float(kin.pos[c, 1]), x=float(kin.pos[c, 0]))
 
+    def _decide(self, st, kin, h):
+        """The driver's inputs from state ``st`` for a step of ``h`` (into the throttle/braking arrays and
+        ``inputs``); returns the driver's new memory."""
+        obs = self.observe(st.t, kin)
+        mem = st.extra.get("driver", np.zeros(1))
+        th, steer, br, new_mem = self.driver.inputs(obs, h, mem.copy())
+        self.inputs[:] = (th, steer, br)
+        track_inputs(th, steer, br, self.throttle, self.braking)
+        return new_mem
+
     def accumulate(self, ctx):
         st = ctx.state
         key = (st.t, id(st))
-        stepping = ctx.data is not None
-        if not stepping:
+        if ctx.data is None:
             # a recorded sample: show the decision the step from this state will take, but leave it to that
             # step (an output evaluation has h = 0: caching its decision skipped the PID's integral update
             # at every sample, i.e. changed the dynamics with the output rate)
-            obs = self.observe(st.t, ctx.kin)
-            mem = st.extra.get("driver", np.zeros(1))
-            th, steer, br, _ = self.driver.inputs(obs, self._h_step, mem.copy())
-            self.inputs[:] = (th, steer, br)
-            track_inputs(th, steer, br, self.throttle, self.braking)
+            self._decide(st, ctx.kin, self._h_step)
             self._step_key = None
         elif key != self._step_key:  # driver decides once per step, from the step's initial state
-            obs = self.observe(st.t, ctx.kin)
-            mem = st.extra.get("driver", np.zeros(1))
-            th, steer, br, new_mem = self.driver.inputs(obs, ctx.h, mem.copy())
-            self.inputs[:] = (th, steer, br)
-            track_inputs(th, steer, br, self.throttle, self.braking)
-            self._staged = np.asarray(new_mem, dtype=float)
+            self._staged = np.asarray(self._decide(st, ctx.kin, ctx.h), dtype=float)
             self._step_key = key
             self._h_step = ctx.h
         if self.driver.kinematic:
