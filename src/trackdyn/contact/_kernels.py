@@ -441,10 +441,20 @@ def _damping_shape(delta, ramp, p):
     touch; a linearized implicit step would then stop an approaching body dead.
     """
     if delta < ramp:
-        c = ramp ** p / ramp
+        c = _pow_p(ramp, p) / ramp
         return c * delta, c
-    q = delta ** p
+    q = _pow_p(delta, p)
     return q, p * q / delta
+
+
+@jit_inline
+def _pow_p(x, p):
+    """``x ** p`` with square roots for the exponents the laws use (1/4, 1/2): libm's pow was 2 % of a step."""
+    if p == 0.25:
+        return math.sqrt(math.sqrt(x))
+    if p == 0.5:
+        return math.sqrt(x)
+    return x ** p
 
 
 @jit_inline
@@ -737,37 +747,45 @@ def _scatter(bA, bB, Kx, Kv, pidx, ptrans, body_slot, pair_slot, cK, cD, v, data
     left-out position terms go to ``Kxv += Kx_sym v`` so that the step's
     right-hand side keeps the exact linearisation (Galilean invariance: two
     bodies moving together feel no force from their contact's stiffness).
+    Upper triangle of the 12 x 12 element, row by row (A's rows: A's block, then the coupling; then B's
+    block), one loop per block so that no index is divided and no side tested inside.
     """
-    for a in range(12):
-        sa = a // 6
-        ba = bA if sa == 0 else bB
-        if ba < 0:
-            continue
-        for c in range(a, 12):
-            sc = c // 6
-            bc = bA if sc == 0 else bB
-            if bc < 0:
+    if bA >= 0:
+        for a in range(6):
+            _scatter_diag_row(bA, 0, a, Kx, Kv, body_slot, cK, cD, v, data, Dv)
+            if bB < 0:
                 continue
-            if sa == sc:
-                sl = body_slot[ba, a % 6, c % 6]
-            else:
-                if pidx < 0:
-                    kx = 0.5 * (Kx[a, c] + Kx[c, a])
+            if pidx < 0:
+                for c in range(6):
+                    kx = 0.5 * (Kx[a, 6 + c] + Kx[6 + c, a])
                     if kx != 0.0:
-                        Kxv[ba, a % 6] += kx * v[bc, c % 6]
-                        Kxv[bc, c % 6] += kx * v[ba, a % 6]
-                    continue
-                if ptrans == 0:
-                    sl = pair_slot[pidx, a % 6, c % 6]
-                else:
-                    sl = pair_slot[pidx, c % 6, a % 6]
-            kx = 0.5 * (Kx[a, c] + Kx[c, a])
-            kv = 0.5 * (Kv[a, c] + Kv[c, a])
-            data[sl] -= cK * kx + cD * kv
-            if kv != 0.0:
-                Dv[ba, a % 6] += kv * v[bc, c % 6]
-                if c != a:
-                    Dv[bc, c % 6] += kv * v[ba, a % 6]
+                        Kxv[bA, a] += kx * v[bB, c]
+                        Kxv[bB, c] += kx * v[bA, a]
+                continue
+            for c in range(6):
+                sl = pair_slot[pidx, a, c] if ptrans == 0 else pair_slot[pidx, c, a]
+                kx = 0.5 * (Kx[a, 6 + c] + Kx[6 + c, a])
+                kv = 0.5 * (Kv[a, 6 + c] + Kv[6 + c, a])
+                data[sl] -= cK * kx + cD * kv
+                if kv != 0.0:
+                    Dv[bA, a] += kv * v[bB, c]
+                    Dv[bB, c] += kv * v[bA, a]
+    if bB >= 0:
+        for a in range(6):
+            _scatter_diag_row(bB, 6, a, Kx, Kv, body_slot, cK, cD, v, data, Dv)
+
+
+@jit_inline
+def _scatter_diag_row(b, o, a, Kx, Kv, body_slot, cK, cD, v, data, Dv):
+    """Row a of body b's diagonal block (element rows/columns from o), upper triangle."""
+    for c in range(a, 6):
+        kx = 0.5 * (Kx[o + a, o + c] + Kx[o + c, o + a])
+        kv = 0.5 * (Kv[o + a, o + c] + Kv[o + c, o + a])
+        data[body_slot[b, a, c]] -= cK * kx + cD * kv
+        if kv != 0.0:
+            Dv[b, a] += kv * v[b, c]
+            if c != a:
+                Dv[b, c] += kv * v[b, a]
 
 
 # --------------------------------------------------------------------------- history
