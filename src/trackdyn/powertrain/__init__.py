@@ -84,9 +84,11 @@ def sprocket_torque(ws, throttle, braking, brake_torque, map_w, map_t, map_scale
 
 @nb.njit(cache=True)
 def _drive_kernel(chassis, sprockets, R, omega_w, throttle, braking, map_w, map_t, map_scale, brake_torque,
-                  servo_ref, servo_gain, Q, Kx, Kv, out):
-    dX = np.zeros((3, 12))
-    dV = np.zeros((3, 12))
+                  servo_ref, servo_gain, Q, Kx, Kv, out, dX, dV):
+    """Sprocket torques into Q, Kx, Kv (2, 12[, 12]) and (torque, speed) into out; dX, dV (3, 12) scratch."""
+    for a in range(3):
+        for c in range(12):
+            dX[a, c] = 0.0
     for e in range(sprockets.shape[0]):
         for a in range(12):
             Q[e, a] = 0.0
@@ -143,6 +145,8 @@ class Drivetrain:
         self.Q = np.zeros((2, 12))
         self.Kx = np.zeros((2, 12, 12))
         self.Kv = np.zeros((2, 12, 12))
+        self._dX = np.zeros((3, 12))
+        self._dV = np.zeros((3, 12))
         self.body = np.array([[self.chassis, s] for s in self.sprockets], dtype=np.int64)
         self._staged = None
         self._step_key = None
@@ -160,12 +164,12 @@ class Drivetrain:
 
     def observe(self, t, kin) -> Observation:
         c = self.chassis
-        R = kin.R[c]
-        fwd = R[:, 0]
-        v = kin.vel[c]
-        heading = math.atan2(fwd[1], fwd[0])
-        return Observation(t=t, speed=float(v @ fwd), heading=heading, yaw_rate=float(kin.omega_w[c, 2]),
-                           y=float(kin.pos[c, 1]), x=float(kin.pos[c, 0]))
+        # plain floats: this runs every step, and NumPy scalars cost more than the arithmetic (3x in situ)
+        f0, f1, f2 = kin.R[c, :, 0].tolist()
+        vx, vy, vz = kin.vel[c].tolist()
+        x, y = kin.pos[c, :2].tolist()
+        return Observation(t=t, speed=vx * f0 + vy * f1 + vz * f2, heading=math.atan2(f1, f0),
+                           yaw_rate=float(kin.omega_w[c, 2]), y=y, x=x)
 
     def _decide(self, st, kin, h):
         """The driver's inputs from state ``st`` for a step of ``h`` (into the throttle/braking arrays and
@@ -196,7 +200,7 @@ class Drivetrain:
             ref, gain = 0.0, 0.0
         _drive_kernel(self.chassis, self.sprockets, ctx.kin.R, ctx.kin.omega_w, self.throttle, self.braking,
                       self.map_w, self.map_t, self.map_scale, self.brake_torque, ref, gain, self.Q, self.Kx, self.Kv,
-                      self.out)
+                      self.out, self._dX, self._dV)
         if ctx.data is not None:
             FK.scatter_elements(self.body, self.Q, self.Kx, self.Kv, self.slot, ctx.cK, ctx.cD, st.v, ctx.f,
                                 ctx.data, ctx.Dv, ctx.Kxv if ctx.Kxv is not None else np.zeros_like(ctx.Dv))
