@@ -33,6 +33,7 @@ import math
 
 import numba as nb
 
+from ..driver._compiled import decide
 from ..math._kernels import quat_exp_half, quat_mul
 from ..mbs._force_kernels import table_eval
 from ..mbs._kernels import body_kinematics
@@ -488,70 +489,8 @@ def step(h, q, v, qout, vout, acc, C, kind, parent, dof, pivot, axis, mass, J_b,
 
 
 # --------------------------------------------------------------------------- several steps per call
-DRV_NONE = 0     # no drivetrain: nothing to decide
-DRV_PID = 1      # trackdyn.driver.PID
-DRV_IDLE = 2     # trackdyn.driver.Idle
-DRV_BRAKE = 3    # trackdyn.driver.Brake
-
-# pid (13,): speed, heading, y, kp, ki, kd, initial_throttle, kh, kr, ky, brake_deadband, delay, has_y
+# pid (13,): see trackdyn.driver._compiled (DRV_* kinds, decide)
 # lim (4,): max_speed, max_spin, max_energy_jump, check (1.0: run the divergence checks)
-
-
-@jit
-def decide(drv, pid, t, h, q, v, C, mem, throttle, braking):
-    """The driver's inputs from the hull's state, as RealtimeStepper._decide and trackdyn.driver.PID.inputs.
-
-    Same operations in the same order as the Python driver (so the same
-    round-off); ``mem`` (3,) is updated in place (∫e, previous e, started).
-    """
-    if drv == DRV_NONE:
-        return
-    th, steer, br = 0.0, 0.0, 0.0
-    if drv == DRV_BRAKE:
-        br = 1.0
-    elif drv == DRV_PID:
-        e0, e1, e2, e3 = q[C, 3], q[C, 4], q[C, 5], q[C, 6]
-        vx, vy, vz, wx, wy, wz = v[C, 0], v[C, 1], v[C, 2], v[C, 3], v[C, 4], v[C, 5]
-        f0, f1, f2 = 1 - 2 * (e2 * e2 + e3 * e3), 2 * (e1 * e2 + e0 * e3), 2 * (e1 * e3 - e0 * e2)
-        s2 = 2 * (e2 * e3 + e0 * e1)
-        u2 = 1 - 2 * (e1 * e1 + e2 * e2)
-        yaw_rate = f2 * wx + s2 * wy + u2 * wz
-        speed = vx * f0 + vy * f1 + vz * f2
-        heading = math.atan2(f1, f0)
-        y = q[C, 1]
-        delay = pid[11]
-        if t < delay:
-            th, steer, br = 0.0, 0.0, 1.0
-        else:
-            kp, ki, kd = pid[3], pid[4], pid[5]
-            e = pid[0] - speed
-            m0, m1, m2 = mem[0], mem[1], mem[2]
-            if m2 == 0.0 and ki > 0:
-                m0, m1, m2 = pid[6] / ki, e, 1.0
-            integ = m0 + e * h
-            de = (e - m1) / h if h > 0 and t > delay + h else 0.0
-            u = kp * e + ki * integ + kd * de
-            if (u > 1.0 and e > 0) or (u < -1.0 and e < 0):
-                integ = m0
-                u = kp * e + ki * integ + kd * de
-            th = min(max(u, 0.0), 1.0)
-            br = min(max(-u - pid[10], 0.0), 1.0)
-            d = pid[1] - heading
-            dpsi = math.atan2(math.sin(d), math.cos(d))
-            steer = pid[7] * dpsi - pid[8] * yaw_rate
-            if pid[12] != 0.0:
-                steer += pid[9] * (pid[2] - y)
-            steer = min(max(steer, -1.0), 1.0)
-            mem[0] = integ
-            mem[1] = e
-            mem[2] = 1.0
-    s = abs(steer)
-    inner = 0 if steer > 0 else 1
-    for i in range(throttle.shape[0]):
-        throttle[i] = th
-        braking[i] = br
-    throttle[inner] = th * (1.0 - s)
-    braking[inner] = min(1.0, br + s)
 
 
 @jit

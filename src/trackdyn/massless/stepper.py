@@ -30,7 +30,8 @@ from ..integrators.base import Integrator, StepFailed
 from ..mbs.forces import RSDABlock, TSDABlock
 from ..mbs.model import State
 from ..powertrain import Drivetrain, track_inputs
-from ..driver import Observation
+from ..driver import FullThrottle, Observation
+from ..driver._compiled import compiled_form
 from . import _kernels as K
 from . import _tree as TK
 from .track import MasslessTrack
@@ -315,23 +316,13 @@ class RealtimeStepper(Integrator):
     # ------------------------------------------------------------------ several steps per call
     def chunk_driver(self):
         """``(kind, parameters)`` of the driver for :meth:`run_chunk`, or None when it has no compiled form."""
-        from ..driver import PID, Brake, Idle
-
         dt = self.drivetrain
         if dt is None:
-            return TK.DRV_NONE, np.zeros(13)
+            return compiled_form(None)
         d = dt.driver
-        if len(self.spr) != 2 or getattr(d, "kinematic", False):
+        if len(self.spr) != 2 or getattr(d, "kinematic", False) or type(d) is FullThrottle:
             return None
-        if type(d) is PID:
-            p = np.array([d.speed, d.heading, 0.0 if d.y is None else d.y, d.kp, d.ki, d.kd, d.initial_throttle,
-                          d.kh, d.kr, d.ky, d.brake_deadband, d.delay, 0.0 if d.y is None else 1.0], float)
-            return TK.DRV_PID, p
-        if type(d) is Idle:
-            return TK.DRV_IDLE, np.zeros(13)
-        if type(d) is Brake:
-            return TK.DRV_BRAKE, np.zeros(13)
-        return None
+        return compiled_form(d)
 
     def run_chunk(self, state: State, nsteps: int, limits, want_outputs: bool, first_outputs: bool = False):
         """Up to ``nsteps`` steps from ``state`` in one compiled call (:func:`trackdyn.massless._tree.run_steps`).

@@ -136,3 +136,37 @@ def test_recording_does_not_change_the_drivers_decisions():
     th = runs[1][1]["driver.throttle"]
     assert np.array_equal(th[1:n - 1], runs[None][2][1:n - 1])
     assert np.array_equal(runs[20][1]["driver.throttle"][1:], th[20::20])
+
+
+@given(seed=st.integers(0, 2**31 - 1), kind=st.sampled_from(["pid", "pid-lane", "full", "idle", "brake"]),
+       started=st.booleans())
+def test_compiled_decision_equals_the_python_drivers(seed, kind, started):
+    """Built-in drivers decide in one compiled call (trackdyn.driver._compiled.decide): the same throttle,
+    steering, braking, per-track split and memory as their Python ``inputs`` on the same state."""
+    from trackdyn.driver import PID, Brake, Idle
+
+    rng = np.random.default_rng(seed)
+    delay = float(rng.uniform(0.0, 0.2))
+    make = {"pid": lambda: PID(speed=float(rng.uniform(0, 8)), heading=float(rng.uniform(-3, 3)), y=None,
+                               kd=float(rng.uniform(0, 0.5)), delay=delay),
+            "pid-lane": lambda: PID(speed=3.0, y=float(rng.uniform(-1, 1)), ki=0.5, delay=delay),
+            "full": lambda: FullThrottle(delay=delay), "idle": Idle, "brake": Brake}[kind]
+    driver = make()
+    s, dt = rig(driver)
+    assert dt._compiled is not None
+    _, py = rig(driver)
+    py._compiled = None  # the Python path
+    q, v = random_state(rng, 3, vel_scale=3.0)
+    s.update_kinematics(q, v)
+    mem = np.array([rng.uniform(0, 1), rng.uniform(-1, 1), 1.0 if started else 0.0])
+    if kind not in ("pid", "pid-lane"):
+        mem = np.zeros(1)
+    t = float(rng.uniform(0.0, 0.3))
+    state = td.State(t, q, v, np.zeros(0), np.zeros_like(v), {"driver": mem.copy()})
+    m_c = dt._decide(state, s.kin, 1e-3)
+    m_p = py._decide(state, s.kin, 1e-3)
+    np.testing.assert_allclose(dt.inputs, py.inputs, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(dt.throttle, py.throttle, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(dt.braking, py.braking, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(m_c, np.asarray(m_p, float), rtol=0, atol=1e-12)
+    assert np.array_equal(state.extra["driver"], mem)  # the state's memory is left alone (staged instead)
