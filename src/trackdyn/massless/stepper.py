@@ -320,6 +320,8 @@ class RealtimeStepper(Integrator):
         if dt is None:
             return compiled_form(None)
         d = dt.driver
+        # FullThrottle has a compiled form (the link-track drivetrain uses it) but keeps this stepper's
+        # one-step loop, as before (the chunked path is checked against that loop with PID and Brake drivers)
         if len(self.spr) != 2 or getattr(d, "kinematic", False) or type(d) is FullThrottle:
             return None
         return compiled_form(d)
