@@ -369,7 +369,7 @@ class AbsoluteSystem:
         for blk in self.blocks:
             blk.evaluate(t, self.kin, v)
             FK.scatter_elements(blk.body, blk.Q, blk.Kx, blk.Kv, blk.slot, cK, cD, v, self.f, data, self.Dv,
-                                self.Kxv)
+                                self.Kxv, blk.rotational)
         if self.providers:
             t0 = time.perf_counter()
             ctx = ForceContext(t, h, state, self.kin, self.f, self.Dv, data, cK, cD, self.Kxv, hist_weight)

@@ -18,14 +18,11 @@ adds them into the step's matrices.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from ..errors import StepFailed
 from . import _force_kernels as FK
 from .joints import _point, _unit, perpendicular_frame
-from .profiles import as_profile
 from ..math.quaternion import matrix_to_quat
 
 __all__ = ["TSDA", "RSDA", "Bushing", "PointForce", "PointTorque", "ForceElement"]
@@ -230,6 +227,7 @@ class ElementBlock:
     """
 
     coupled = True  # the element couples its two bodies in the Newton matrix
+    rotational = False  # Kx, Kv are zero outside the rotations' rows and columns (see scatter_elements)
 
     def _alloc(self, n, elems=()):
         self.n = n
@@ -302,6 +300,8 @@ class TSDABlock(ElementBlock):
 
 
 class RSDABlock(ElementBlock):
+    rotational = True  # a torque about an axis from orientations and angular velocities only
+
     def __init__(self, elems, model):
         n = len(elems)
         self._alloc(n, elems)
