@@ -30,7 +30,7 @@ from ..integrators.base import Integrator, StepFailed
 from ..mbs.forces import RSDABlock, TSDABlock
 from ..mbs.model import State
 from ..powertrain import Drivetrain, track_inputs
-from ..driver import FullThrottle, Observation
+from ..driver import Observation
 from ..driver._compiled import compiled_form
 from . import _kernels as K
 from . import _tree as TK
@@ -320,16 +320,14 @@ class RealtimeStepper(Integrator):
         if dt is None:
             return compiled_form(None)
         d = dt.driver
-        # FullThrottle has a compiled form (the link-track drivetrain uses it) but keeps this stepper's
-        # one-step loop, as before (the chunked path is checked against that loop with PID and Brake drivers)
-        if len(self.spr) != 2 or getattr(d, "kinematic", False) or type(d) is FullThrottle:
+        if len(self.spr) != 2 or getattr(d, "kinematic", False):
             return None
         return compiled_form(d)
 
     def run_chunk(self, state: State, nsteps: int, limits, want_outputs: bool, first_outputs: bool = False):
         """Up to ``nsteps`` steps from ``state`` in one compiled call (:func:`trackdyn.massless._tree.run_steps`).
 
-        The same steps as :meth:`step` with the driver (a PID, Idle or Brake:
+        The same steps as :meth:`step` with the driver (a PID, FullThrottle, Idle or Brake:
         :meth:`chunk_driver`) decided before each, and the divergence checks of
         :class:`~trackdyn.massless.run.RealtimeMonitor` (``limits``: max speed,
         max spin, max energy jump, on/off). Returns ``(code, k, state)``:

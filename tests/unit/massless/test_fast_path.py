@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import trackdyn as td
 from trackdyn import terrain as tt
-from trackdyn.driver import PID, Brake
+from trackdyn.driver import PID, Brake, FullThrottle
 from trackdyn.massless import _tree as TK
 from trackdyn.massless.run import RealtimeSimulation
 from trackdyn.sim.run import prepare
@@ -48,13 +48,15 @@ def _max_rel_diff(a, b):
     return worst
 
 
-@pytest.mark.parametrize("driver", [PID(speed=2.0, y=0.0), Brake()])
+@pytest.mark.parametrize("driver", [PID(speed=2.0, y=0.0), Brake(), FullThrottle(delay=0.1)])
 def test_fast_path_records_what_the_step_by_step_path_records(driver):
-    """Robot over a half-round with a PID driver and at rest braked: every recorded series, both paths."""
+    """Robot over a half-round with a PID driver, at full throttle, and at rest braked: every recorded series,
+    both paths."""
     (a, slow), (b, fast) = _runs("robot", lambda: tt.Flat() + tt.HalfRound(0.05, x=0.9), driver, 0.8, 4e-3, 0.02,
-                                 speed=2.0 if isinstance(driver, PID) else 0.0)
+                                 speed=0.0 if isinstance(driver, Brake) else 2.0)
     # same steps, same driver arithmetic, the same kernels evaluated at the same states: equal to round-off
     assert _max_rel_diff(a, b) <= 1e-9
+    assert fast.integrator.chunk_driver() is not None  # the fast path is compiled for this driver
     assert slow.steps == fast.steps
     assert fast.integrator.counters["steps"] == slow.integrator.counters["steps"]
     assert np.array_equal(slow.state.extra["driver"], fast.state.extra["driver"])
