@@ -826,7 +826,8 @@ def commit_history(n_rec, key, body, s_hist, s_d0, s_Tv, s_kt, s_cap, v_new, h, 
         tmp_disp[m, 2] = d[2]
         m += 1
     # by the first key (one quicksort), then the few runs of equal first keys by the second (insertion):
-    # the whole commit 26 -> 20 us for the M113's ~200 records (two stable mergesorts before)
+    # the M113's ~200 records took 26 us with two stable mergesorts, 20 with this, 10 since the loop above
+    # stopped allocating a list per record
     o = np.argsort(tmp_key[:m, 0])
     for i in range(m):
         j = o[i]

@@ -181,11 +181,12 @@ class Drivetrain:
         mem = st.extra.get("driver", np.zeros(1))
         if self._compiled is not None:
             kind, par = self._compiled
-            new_mem = np.zeros(3)
-            new_mem[:min(mem.shape[0], 3)] = mem[:3]
+            # the kernel reads 3 entries (a PID's; other drivers keep a placeholder of 1): pad, return as given
+            new_mem = np.zeros(max(mem.shape[0], 3))
+            new_mem[:mem.shape[0]] = mem
             th, steer, br = decide(kind, par, st.t, h, st.q, st.v, self.chassis, new_mem, self.throttle, self.braking)
             self.inputs[:] = (th, steer, br)
-            return new_mem[:mem.shape[0]] if mem.shape[0] < 3 else new_mem
+            return new_mem[:mem.shape[0]]
         obs = self.observe(st.t, kin)
         th, steer, br, new_mem = self.driver.inputs(obs, h, mem.copy())
         self.inputs[:] = (th, steer, br)
