@@ -116,7 +116,7 @@ def _row(M, i):
     return (M[i, 0], M[i, 1], M[i, 2])
 
 
-@jit
+@jit_inline
 def point_jac(M, side, R, b, sbar):
     """M[:, side block] += ∂(r_b + R_b s̄)/∂(r_b, π̄_b) (nothing for the ground)."""
     if b < 0:
@@ -128,7 +128,7 @@ def point_jac(M, side, R, b, sbar):
         _addcol(M, o + 3 + m, mat_vec(R, b, vcross(_e(m), sbar)))
 
 
-@jit
+@jit_inline
 def dir_jac(M, side, R, b, ebar):
     """M[:, side block] += ∂(R_b ē)/∂π̄_b."""
     if b < 0:
@@ -145,7 +145,7 @@ def _bpoint(pos, R, b, sbar):
 
 
 # --------------------------------------------------------------------------- witness point
-@jit
+@jit_inline
 def witness_point(pmode, bA, bB, lside, pa, da, sp, sn, pos, R, cx, t1, t2, de, dm, c0, c1):
     """World witness point c of side A and ∂c/∂x into cx (3, 12); t1, t2, de, dm scratch (3, 12)."""
     _zero(cx)
@@ -324,7 +324,7 @@ def _body_w(v, b):
     return (v[b, 3], v[b, 4], v[b, 5])
 
 
-@jit
+@jit_inline
 def relative_velocity(bA, bB, p, px, pos, R, vel, omega_w, v, vx, vv, c0, c1):
     """Velocity of B's material point at p relative to A's; ∂/∂x into vx, ∂/∂v into vv (3, 12)."""
     _zero(vx)
@@ -496,7 +496,7 @@ def _record_force(r, rec, out, pair_law, pair_par, mass, hist_key, hist_disp, po
                   want_jac, exact, f, Kx, Kv, S):
     """Force of record r into f; with ``want_jac`` the element Jacobians into Kx, Kv (12, 12).
 
-    ``S`` is scratch (16, 3, 12). Returns True when the record carries a force.
+    ``S`` is scratch (9, 3, 12). Returns True when the record carries a force.
     With ``exact`` the Jacobians are those of the force; without, the terms by
     which the friction force follows the normal force or the penetration are
     left out (:func:`contact_forces` explains why).
@@ -514,17 +514,7 @@ def _record_force(r, rec, out, pair_law, pair_par, mass, hist_key, hist_disp, po
     px = S[5]
     vx = S[6]
     vv = S[7]
-    Fx = S[8]
-    Fv = S[9]
-    Tx = S[10]
-    Tv = S[11]
-    vtx = S[12]
-    vtv = S[13]
-    d0x = S[14]
-    sc = S[15]
-    dx = sc[0]
-    ddx = sc[1]
-    ddv = sc[2]
+    dx = S[8, 0]
     bA = rec.body[r, 0]
     bB = rec.body[r, 1]
     # columns of the ground side stay zero: skip them
@@ -567,92 +557,132 @@ def _record_force(r, rec, out, pair_law, pair_par, mass, hist_key, hist_disp, po
         return False
     mu = par[P_MU]
     cross = 1.0 if exact else 0.0
-    for col in range(c0, c1):
-        ddx[col] = -(vdot(_col(nx, col), vr) + vdot(n, _col(vx, col)))
-        ddv[col] = -vdot(n, _col(vv, col))
     vt = (vr[0] - vn * n[0], vr[1] - vn * n[1], vr[2] - vn * n[2])
-    for col in range(c0, c1):
-        vxc = _col(vx, col)
-        nxc = _col(nx, col)
-        vnx = vdot(n, vxc) + vdot(vr, nxc)
-        vnv = vdot(n, _col(vv, col))
-        for k in range(3):
-            vtx[k, col] = vxc[k] - n[k] * vnx - vn * nxc[k]
-            vtv[k, col] = vv[k, col] - n[k] * vnv
-    for col in range(c0, c1):
-        Fnx = Fn_d * dx[col] + Fn_dd * ddx[col]
-        Fnv = Fn_dd * ddv[col]
-        for k in range(3):
-            Fx[k, col] = n[k] * Fnx + Fn * nx[k, col]
-            Fv[k, col] = n[k] * Fnv
-    ft = (0.0, 0.0, 0.0)
-    if law == L_KV or law == L_WINKLER:
+    # what does not depend on the column: the friction force and the coefficients of its derivatives
+    kv_law = law == L_KV or law == L_WINKLER
+    phi = 0.0
+    dphis = 0.0
+    Hv = (0.0, 0.0, 0.0)
+    Hn = 0.0
+    d0 = (0.0, 0.0, 0.0)
+    dt = (0.0, 0.0, 0.0)
+    kk = 0.0
+    stick = True
+    uh = (0.0, 0.0, 0.0)
+    g = 0.0
+    cap = mu * Fn
+    if kv_law:
         s = vnorm(vt)
         phi, dphis = _tanh_over(s, par[P_VSLIP])
         ft = vscale(-mu * Fn * phi, vt)
-        for col in range(c0, c1):
-            Fnx = Fn_d * dx[col] + Fn_dd * ddx[col]
-            Fnv = Fn_dd * ddv[col]
-            vtxc = _col(vtx, col)
-            vtvc = _col(vtv, col)
-            px_ = vdot(vt, vtxc) * dphis
-            pv_ = vdot(vt, vtvc) * dphis
-            for k in range(3):
-                Fx[k, col] += -mu * (cross * Fnx * phi * vt[k] + Fn * (phi * vtxc[k] + px_ * vt[k]))
-                Fv[k, col] += -mu * (cross * Fnv * phi * vt[k] + Fn * (phi * vtvc[k] + pv_ * vt[k]))
     else:
         kh = _find_history(hist_key, rec.key[r, 0], rec.key[r, 1])
-        Hv = (0.0, 0.0, 0.0)
         if kh >= 0:
             Hv = (hist_disp[kh, 0], hist_disp[kh, 1], hist_disp[kh, 2])
         Hn = vdot(Hv, n)
         d0 = (Hv[0] - Hn * n[0], Hv[1] - Hn * n[1], Hv[2] - Hn * n[2])
-        for col in range(c0, c1):
-            nxc = _col(nx, col)
-            Hnx = vdot(Hv, nxc)
-            for k in range(3):
-                d0x[k, col] = -(n[k] * Hnx + Hn * nxc[k])
         dt = (d0[0] + h * vt[0], d0[1] + h * vt[1], d0[2] + h * vt[2])
         kk = kt * h + gt
         T = (-kt * dt[0] - gt * vt[0], -kt * dt[1] - gt * vt[1], -kt * dt[2] - gt * vt[2])
-        for col in range(c0, c1):
-            for k in range(3):
-                Tx[k, col] = -cross * (kt_d * dt[k] + gt_d * vt[k]) * dx[col] - kt * d0x[k, col] - kk * vtx[k, col]
-                Tv[k, col] = -kk * vtv[k, col]
         Tn = vnorm(T)
-        cap = mu * Fn
-        if Tn <= cap:
+        stick = Tn <= cap
+        if stick:
             ft = T
-            for col in range(c0, c1):
-                for k in range(3):
-                    Fx[k, col] += Tx[k, col]
-                    Fv[k, col] += Tv[k, col]
         else:
             uh = vscale(1.0 / Tn, T)
             ft = vscale(cap, uh)
             g = cap / Tn
-            for col in range(c0, c1):
-                Fnx = Fn_d * dx[col] + Fn_dd * ddx[col]
-                Fnv = Fn_dd * ddv[col]
-                tx = _col(Tx, col)
-                tv = _col(Tv, col)
-                ux = vdot(uh, tx)
-                uv = vdot(uh, tv)
-                for k in range(3):
-                    Fx[k, col] += cross * mu * Fnx * uh[k] + g * (tx[k] - ux * uh[k])
-                    Fv[k, col] += cross * mu * Fnv * uh[k] + g * (tv[k] - uv * uh[k])
         out.s_hist[r] = True
         out.s_kt[r] = kt
         out.s_cap[r] = cap
         for k in range(3):
             out.s_d0[r, k] = d0[k]
-            for col in range(c0, c1):
-                out.s_Tv[r, k, col] = vtv[k, col]
     F = (Fn * n[0] + ft[0], Fn * n[1] + ft[1], Fn * n[2] + ft[2])
     out.fn[r] = Fn
     for k in range(3):
         out.ft[r, k] = ft[k]
-    _apply(bA, bB, F, Fx, Fv, p, px, pos, R, want_jac, Kx, Kv, f, c0, c1)
+    # where F acts on each side, and the force on the bodies
+    rA = (0.0, 0.0, 0.0)
+    rB = (0.0, 0.0, 0.0)
+    tA = (0.0, 0.0, 0.0)
+    tB = (0.0, 0.0, 0.0)
+    if bA >= 0:
+        rA = vsub(p, (pos[bA, 0], pos[bA, 1], pos[bA, 2]))
+        tA = mat_tvec(R, bA, vcross(rA, F))
+        for k in range(3):
+            f[bA, k] -= F[k]
+            f[bA, 3 + k] -= tA[k]
+    if bB >= 0:
+        rB = vsub(p, (pos[bB, 0], pos[bB, 1], pos[bB, 2]))
+        tB = mat_tvec(R, bB, vcross(rB, F))
+        for k in range(3):
+            f[bB, k] += F[k]
+            f[bB, 3 + k] += tB[k]
+    if want_jac:
+        _zero(Kx)
+        _zero(Kv)
+    # one pass over the columns: ∂F/∂x, ∂F/∂v of this column (normal force, then friction) and at once their
+    # generalized forces on A (rows 0-5, sign -1) and B (rows 6-11); no intermediate 3 x 12 matrix is stored
+    for col in range(c0, c1):
+        vxc = _col(vx, col)
+        nxc = _col(nx, col)
+        vvc = _col(vv, col)
+        ddxc = -(vdot(nxc, vr) + vdot(n, vxc))
+        ddvc = -vdot(n, vvc)
+        vnx = vdot(n, vxc) + vdot(vr, nxc)
+        vnv = vdot(n, vvc)
+        vtxc = (vxc[0] - n[0] * vnx - vn * nxc[0], vxc[1] - n[1] * vnx - vn * nxc[1],
+                vxc[2] - n[2] * vnx - vn * nxc[2])
+        vtvc = (vvc[0] - n[0] * vnv, vvc[1] - n[1] * vnv, vvc[2] - n[2] * vnv)
+        Fnx = Fn_d * dx[col] + Fn_dd * ddxc
+        Fnv = Fn_dd * ddvc
+        fx = (n[0] * Fnx + Fn * nxc[0], n[1] * Fnx + Fn * nxc[1], n[2] * Fnx + Fn * nxc[2])
+        fv = (n[0] * Fnv, n[1] * Fnv, n[2] * Fnv)
+        if kv_law:
+            px_ = vdot(vt, vtxc) * dphis
+            pv_ = vdot(vt, vtvc) * dphis
+            fx = (fx[0] + -mu * (cross * Fnx * phi * vt[0] + Fn * (phi * vtxc[0] + px_ * vt[0])),
+                  fx[1] + -mu * (cross * Fnx * phi * vt[1] + Fn * (phi * vtxc[1] + px_ * vt[1])),
+                  fx[2] + -mu * (cross * Fnx * phi * vt[2] + Fn * (phi * vtxc[2] + px_ * vt[2])))
+            fv = (fv[0] + -mu * (cross * Fnv * phi * vt[0] + Fn * (phi * vtvc[0] + pv_ * vt[0])),
+                  fv[1] + -mu * (cross * Fnv * phi * vt[1] + Fn * (phi * vtvc[1] + pv_ * vt[1])),
+                  fv[2] + -mu * (cross * Fnv * phi * vt[2] + Fn * (phi * vtvc[2] + pv_ * vt[2])))
+        else:
+            for k in range(3):
+                out.s_Tv[r, k, col] = vtvc[k]
+            Hnx = vdot(Hv, nxc)
+            dxc = dx[col]
+            # the projected history's derivative -(n ∂(H·n) + (H·n) ∂n) enters with -k_t
+            tx = (-cross * (kt_d * dt[0] + gt_d * vt[0]) * dxc - kt * -(n[0] * Hnx + Hn * nxc[0]) - kk * vtxc[0],
+                  -cross * (kt_d * dt[1] + gt_d * vt[1]) * dxc - kt * -(n[1] * Hnx + Hn * nxc[1]) - kk * vtxc[1],
+                  -cross * (kt_d * dt[2] + gt_d * vt[2]) * dxc - kt * -(n[2] * Hnx + Hn * nxc[2]) - kk * vtxc[2])
+            tv = (-kk * vtvc[0], -kk * vtvc[1], -kk * vtvc[2])
+            if stick:
+                fx = vadd3(fx, tx)
+                fv = vadd3(fv, tv)
+            else:
+                ux = vdot(uh, tx)
+                uv = vdot(uh, tv)
+                cfx = cross * mu * Fnx
+                cfv = cross * mu * Fnv
+                fx = (fx[0] + (cfx * uh[0] + g * (tx[0] - ux * uh[0])),
+                      fx[1] + (cfx * uh[1] + g * (tx[1] - ux * uh[1])),
+                      fx[2] + (cfx * uh[2] + g * (tx[2] - ux * uh[2])))
+                fv = (fv[0] + (cfv * uh[0] + g * (tv[0] - uv * uh[0])),
+                      fv[1] + (cfv * uh[1] + g * (tv[1] - uv * uh[1])),
+                      fv[2] + (cfv * uh[2] + g * (tv[2] - uv * uh[2])))
+        if want_jac:
+            pc = _col(px, col)
+            if bA >= 0:
+                _apply_column(0, -1.0, col, bA, rA, fx, fv, pc, F, R, Kx, Kv)
+            if bB >= 0:
+                _apply_column(6, 1.0, col, bB, rB, fx, fv, pc, F, R, Kx, Kv)
+    if want_jac:
+        # ∂(Rᵀ τ)/∂π̄ of the torque in body axes
+        if bA >= 0:
+            _apply_frame(0, -1.0, tA, Kx)
+        if bB >= 0:
+            _apply_frame(6, 1.0, tB, Kx)
     return True
 
 
@@ -673,7 +703,7 @@ def contact_forces(n_rec, rec, out, pair_law, pair_par, mass, hist_key, hist_dis
     stiffness and damping, shear spring and damping, slip direction,
     geometry) is implicit with its exact value.
     """
-    S = np.empty((16, 3, 12))
+    S = np.empty((9, 3, 12))
     Kx = np.empty((12, 12))
     Kv = np.empty((12, 12))
     for r in range(n_rec):
@@ -687,50 +717,37 @@ def contact_forces(n_rec, rec, out, pair_law, pair_par, mass, hist_key, hist_dis
 def record_element(r, rec, out, pair_law, pair_par, mass, hist_key, hist_disp, pos, R, vel, omega_w, v, h,
                    f, Kx, Kv, exact=True):
     """One record's generalized forces into f (nb, 6) and its Kx, Kv (12, 12) (exact, or as used in the step)."""
-    S = np.empty((16, 3, 12))
+    S = np.empty((9, 3, 12))
     _zero(Kx)
     _zero(Kv)
     return _record_force(r, rec, out, pair_law, pair_par, mass, hist_key, hist_disp, pos, R, vel, omega_w, v, h,
                          True, exact, f, Kx, Kv, S)
 
 
-@jit
-def _apply(bA, bB, F, Fx, Fv, p, px, pos, R, want_jac, Kx, Kv, f, c0, c1):
-    """Force F on B at p and -F on A at p: into f, and ∂Q/∂x, ∂Q/∂v into Kx, Kv (12, 12)."""
-    if want_jac:
-        _zero(Kx)
-        _zero(Kv)
-    for side in range(2):
-        b = bA if side == 0 else bB
-        if b < 0:
-            continue
-        sg = -1.0 if side == 0 else 1.0
-        o = 6 * side
-        rr = vsub(p, (pos[b, 0], pos[b, 1], pos[b, 2]))
-        tw = vcross(rr, F)
-        tb = mat_tvec(R, b, tw)
+@jit_inline
+def _apply_column(o, sg, col, b, rr, fxc, fvc, pc, F, R, Kx, Kv):
+    """Column col of ∂Q/∂x, ∂Q/∂v of the body b whose rows start at o (F on B at p, -F on A: sign sg).
+
+    Q = (F, R_bᵀ (rr × F)) with rr = p - r_b; fxc, fvc the column of ∂F/∂x, ∂F/∂v, pc that of ∂p/∂x.
+    """
+    if col >= o and col < o + 3:
+        pc = vsub(pc, _e(col - o))
+    gx = mat_tvec(R, b, vadd3(vcross(rr, fxc), vcross(pc, F)))
+    gv = mat_tvec(R, b, vcross(rr, fvc))
+    for k in range(3):
+        Kx[o + k, col] += sg * fxc[k]
+        Kv[o + k, col] += sg * fvc[k]
+        Kx[o + 3 + k, col] += sg * gx[k]
+        Kv[o + 3 + k, col] += sg * gv[k]
+
+
+@jit_inline
+def _apply_frame(o, sg, tb, Kx):
+    """The rotation of the body axes in which its torque tb is written: ∂(R_bᵀ τ)/∂π̄_b = tb~."""
+    for m in range(3):
+        gm = vcross(tb, _e(m))
         for k in range(3):
-            f[b, k] += sg * F[k]
-            f[b, 3 + k] += sg * tb[k]
-        if not want_jac:
-            continue
-        for col in range(c0, c1):
-            fxc = _col(Fx, col)
-            fvc = _col(Fv, col)
-            pr = _col(px, col)
-            if col >= o and col < o + 3:
-                pr = vsub(pr, _e(col - o))
-            gx = mat_tvec(R, b, vadd3(vcross(rr, fxc), vcross(pr, F)))
-            gv = mat_tvec(R, b, vcross(rr, fvc))
-            for k in range(3):
-                Kx[o + k, col] += sg * fxc[k]
-                Kv[o + k, col] += sg * fvc[k]
-                Kx[o + 3 + k, col] += sg * gx[k]
-                Kv[o + 3 + k, col] += sg * gv[k]
-        for m in range(3):
-            gm = vcross(tb, _e(m))
-            for k in range(3):
-                Kx[o + 3 + k, o + 3 + m] += sg * gm[k]
+            Kx[o + 3 + k, o + 3 + m] += sg * gm[k]
 
 
 @jit_inline
