@@ -48,9 +48,9 @@ def pair_table(law):
     return np.array([law], dtype=np.int64), par
 
 
-def make_record(rng, kind, pmode, conc, sides, lside=0):
-    """A record with positive penetration at a random state of two bodies."""
-    q, v = random_state(rng, 2, pos_scale=0.5)
+def make_record(rng, kind, pmode, conc, sides, lside=0, state=None):
+    """A record with positive penetration at a random state of two bodies (or at ``state`` = (q, v))."""
+    q, v = random_state(rng, 2, pos_scale=0.5) if state is None else state
     bA, bB = sides
     pos, R, _, _ = kinematics(q, v)
 
@@ -219,3 +219,70 @@ def test_line_cut_with_ground():
         rec.da[0] = R[0] @ rec.da[0]
         v *= 0.2
         check(rec, q, v, CK.L_HERTZ, np.zeros((1, 3)), 1e-3, (-1, 1))
+
+
+@pytest.mark.parametrize("coupled", [True, False], ids=["coupling-block", "diagonal-only"])
+@given(seed=seeds)
+def test_step_stage_scatters_the_sum_of_the_record_elements(coupled, seed):
+    """The step's contact stage adds up the elements of consecutive records of one body pair before it scatters
+    them: the KKT values, Dv and Kxv it writes are those of every record's own element (as used in the step),
+    whatever the grouping (runs of one pair, a pair coming back later, ground on either side, a record without
+    force inside a run)."""
+    rng = np.random.default_rng(seed)
+    q, v = random_state(rng, 2, pos_scale=0.5)
+    v = 0.2 * v
+    layout = [(0, 1), (0, 1), (0, 1), (0, -1), (0, -1), (-1, 1), (0, 1)]
+    kinds = [CK.K_PN, CK.K_DN, CK.K_PP, CK.K_PL]
+    rec = new_records(len(layout))
+    for i, sides in enumerate(layout):
+        kind = CK.K_PN if i == 1 else kinds[rng.integers(4)]
+        one, _, _ = make_record(rng, kind, CK.PM_FIXED, 1, sides, state=(q, v))
+        for name in rec._fields:
+            getattr(rec, name)[i] = getattr(one, name)[0]
+        rec.key[i] = (7, 11 + i)
+        both = sides[0] >= 0 and sides[1] >= 0
+        rec.pslot[i] = 0 if (both and coupled) else -1
+        rec.ptrans[i] = 0
+    rec.ra[1] = 0.0  # a plane record out of contact inside the first run
+    pl, pp = pair_table(CK.L_HERTZ)
+    hk = np.array([[7, 11 + i] for i in range(len(layout))], dtype=np.int64)
+    hd = 1e-4 * rng.normal(size=(len(layout), 3))
+    pos, R, vel, om = kinematics(q, v)
+    h, cK, cD = 1e-3, 0.7e-6, 0.9e-3
+    # the dense 12 x 12 matrix of the two bodies, row-major, upper triangle addressed by the slot maps
+    idx = np.arange(144).reshape(12, 12)
+    body_slot = np.stack([idx[6 * b:6 * b + 6, 6 * b:6 * b + 6] for b in range(2)]).astype(np.int64)
+    pair_slot = idx[None, :6, 6:].astype(np.int64).copy()
+    f, Dv, Kxv, data = np.zeros((2, 6)), np.zeros((2, 6)), np.zeros((2, 6)), np.zeros(144)
+    out = new_outputs(len(layout))
+    CK.contact_forces(len(layout), rec, out, pl, pp, MASS, hk, hd, pos, R, vel, om, v, h, cK, cD, True, body_slot,
+                      pair_slot, f, Dv, data, Kxv)
+    assert out.fn[1] == 0.0 and np.count_nonzero(out.fn > 0) == len(layout) - 1
+    # reference: each record's own element in the bodies' matrix
+    Kx, Kv, f_ref = np.zeros((12, 12)), np.zeros((12, 12)), np.zeros((2, 6))
+    for i, sides in enumerate(layout):
+        kx, kv = np.zeros((12, 12)), np.zeros((12, 12))
+        CK.record_element(i, rec, new_outputs(len(layout)), pl, pp, MASS, hk, hd, pos, R, vel, om, v, h, f_ref,
+                          kx, kv, False)
+        g = np.concatenate([np.arange(6 * b, 6 * b + 6) if b >= 0 else np.full(6, -1) for b in sides])
+        keep = g >= 0
+        Kx[np.ix_(g[keep], g[keep])] += kx[np.ix_(keep, keep)]
+        Kv[np.ix_(g[keep], g[keep])] += kv[np.ix_(keep, keep)]
+    Kx_s, Kv_s = 0.5 * (Kx + Kx.T), 0.5 * (Kv + Kv.T)
+    stored = np.zeros((12, 12), bool)
+    stored[:6, :6] = stored[6:, 6:] = True
+    stored[:6, 6:] = coupled
+    stored &= np.triu(np.ones((12, 12), bool))
+    expect = np.where(stored, -cK * Kx_s - cD * Kv_s, 0.0)
+    scale = max(cK * np.abs(Kx).max(), cD * np.abs(Kv).max())
+    np.testing.assert_allclose(data.reshape(12, 12), expect, rtol=0, atol=1e-12 * scale)
+    np.testing.assert_allclose(f, f_ref, rtol=0, atol=1e-12 * np.abs(f_ref).max())
+    # Dv: the stored part of sym(Kv) times v; Kxv: the coupling left out of the matrix, sym(Kx) times v
+    full = stored | stored.T
+    vg = v.reshape(12)
+    np.testing.assert_allclose(Dv.reshape(12), np.where(full, Kv_s, 0.0) @ vg, rtol=0,
+                               atol=1e-12 * np.abs(Kv).max() * np.abs(vg).max())
+    off = np.zeros((12, 12), bool)
+    off[:6, 6:] = off[6:, :6] = not coupled
+    np.testing.assert_allclose(Kxv.reshape(12), np.where(off, Kx_s, 0.0) @ vg, rtol=0,
+                               atol=1e-12 * np.abs(Kx).max() * np.abs(vg).max())
