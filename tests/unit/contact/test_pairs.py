@@ -287,3 +287,32 @@ def test_pin_seated_in_gap():
     np.testing.assert_allclose(d, 0.001, atol=1e-12)
     np.testing.assert_allclose(np.abs(p[:, 1]), 0.1125, atol=1e-12)
     np.testing.assert_allclose(n[:, 2], [1.0, 1.0], atol=1e-12)  # the sprocket is pushed up, the pin down
+
+
+@pytest.mark.parametrize("box", [[0.11, 0.38, 0.06], [0.05, 0.04, 0.06], [0.3, 0.3, 0.1], [0.02, 0.02, 0.02]],
+                         ids=["shoe", "guide-tooth", "plate", "pin-end"])
+@given(seed=seeds)
+def test_wheel_box_prefilter_keeps_every_record(box, seed):
+    """The wheel-box narrow phase skips its rims or its corners when a necessary condition fails: on random
+    poses around a thin wheel (touching, beside it, inside its flat sides) the records are those of the full
+    narrow phase."""
+    rng = np.random.default_rng(seed)
+    rc, width = 0.3, 0.064
+    offset = rng.uniform([-0.45, -0.08, -0.45], [0.45, 0.08, 0.45])
+    sc = two_bodies([shapes.Cylinder(rc, width, slices=int(rng.integers(1, 4)))], [shapes.Box(box)],
+                    [0.0, 0.0, 0.0], offset, rng, tilt=0.3)
+    q, v = state(sc, rng)
+    sc.records(q, v)  # the shapes' world poses
+    cs = sc.cs
+    sh = cs.shapes
+    pair = cs.filters.mat_pair[sh.s_mat[0], sh.s_mat[1]]
+    got = []
+    for prefilter in (True, False):
+        rec = new_records(64)
+        n = D._cylinder_box(rec, 0, 0, 0, 1, 1, sh.s_pos, sh.s_rot, sh.s_par, cs.scratch.sw_c, cs.scratch.sw_R,
+                            pair, cs.default_radius, np.int64(1) << 32, cs.filters.pidx, cs.max_penetration,
+                            prefilter)
+        got.append((n, {f: getattr(rec, f)[:n].copy() for f in rec._fields}))
+    assert got[0][0] == got[1][0]
+    for f in got[0][1]:
+        np.testing.assert_array_equal(got[0][1][f], got[1][1][f])
