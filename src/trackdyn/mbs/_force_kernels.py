@@ -24,6 +24,14 @@ import numpy as np
 from ..math._kernels import mat_tvec, mat_vec, row3, vadd, vcross, vdot, vscale, vsub
 
 
+@nb.njit(cache=True, inline="always")
+def _entry(i, rot_only):
+    """Entry i of the ones a kernel visits in a 12-coordinate element: all (0..11), or with ``rot_only`` those
+    of the two rotations (0..5 -> 3, 4, 5, 9, 10, 11). Arithmetic, not a table: a table lookup made
+    scatter_elements 17 % slower."""
+    return (i + 3 if i < 3 else i + 6) if rot_only else i
+
+
 # --------------------------------------------------------------------------- tables
 @nb.njit(cache=True, inline="always")
 def table_eval(xs, ys, start, count, x):
@@ -154,7 +162,7 @@ def apply_torque(e, T, dTx, dTv, R, bi, bj, Q, Kx, Kv, rot_only=False):
         Q[e, 9 + k] += Tj[k]
         Q[e, 3 + k] -= Ti[k]
     for cc in range(6 if rot_only else 12):
-        c = (cc + 3 if cc < 3 else cc + 6) if rot_only else cc
+        c = _entry(cc, rot_only)
         aj = mat_tvec(R, bj, (dTx[0, c], dTx[1, c], dTx[2, c]))
         ai = mat_tvec(R, bi, (dTx[0, c], dTx[1, c], dTx[2, c]))
         vj = mat_tvec(R, bj, (dTv[0, c], dTv[1, c], dTv[2, c]))
@@ -612,12 +620,12 @@ def scatter_elements(body, Q, Kx, Kv, slot, cK, cD, v, f, data, Dv, Kxv, rot_onl
             for k in range(6):
                 f[b, k] += Q[e, 6 * side + k]
         for ia in range(n_ent):
-            a = (ia + 3 if ia < 3 else ia + 6) if rot_only else ia
+            a = _entry(ia, rot_only)
             ba = body[e, a // 6]
             if ba < 0:
                 continue
             for ic in range(ia, n_ent):
-                c = (ic + 3 if ic < 3 else ic + 6) if rot_only else ic
+                c = _entry(ic, rot_only)
                 bc = body[e, c // 6]
                 if bc < 0:
                     continue
