@@ -442,10 +442,10 @@ def _cylinder_box(rec, n, sA, bA, sB, bB, s_pos, s_rot, s_par, sw_c, sw_R, pair,
     # the cruising M113's 271 candidates fail both): a rim record needs a slice centre inside the box's slab
     # along j; a corner record a corner within max_pen inside a flat side (|t| in (hw - max_pen, hw), t the
     # corner's axial coordinate) and within the radius. TOL keeps the tests wider than the exact ones below.
-    l0 = _m3t(sw_R, sB, vsub(_r3(sw_c, sA), _r3(sw_c, sB)))
-    reach = abs(_slice(0, nsl, hw)[0]) * abs(axb[j])
-    rims = l0[j] - reach <= hb[j] + _TOL and l0[j] + reach >= -hb[j] - _TOL
     dc = vsub(_r3(sw_c, sB), _r3(sw_c, sA))
+    l0j = -_m3t(sw_R, sB, dc)[j]  # the wheel centre in the box frame, along j
+    reach = abs(_slice(0, nsl, hw)[0]) * abs(axb[j])
+    rims = l0j - reach <= hb[j] + _TOL and l0j + reach >= -hb[j] - _TOL
     tc = vdot(axw, dc)
     ext = abs(axb[0]) * hb[0] + abs(axb[1]) * hb[1] + abs(axb[2]) * hb[2]
     corners = ((tc - ext < hw + _TOL and tc + ext > hw - max_pen - _TOL)
