@@ -191,6 +191,20 @@ def _clear_element(e, Q, Kx, Kv):
 
 
 @nb.njit(cache=True, inline="always")
+def _clear_rot_element(e, Q, Kx, Kv):
+    """Clear Q and the rotations' entries of Kx, Kv (the only ones a rotation-only element writes; the
+    others stay zero as allocated)."""
+    for a in range(12):
+        Q[e, a] = 0.0
+    for a in range(6):
+        ra = _entry(a, True)
+        for cc in range(6):
+            rc = _entry(cc, True)
+            Kx[e, ra, rc] = 0.0
+            Kv[e, ra, rc] = 0.0
+
+
+@nb.njit(cache=True, inline="always")
 def _body_omega(v, b):
     if b < 0:
         return (0.0, 0.0, 0.0)
@@ -287,13 +301,11 @@ def rsda_eval(
     about ``z_i``; torque ``T = k (θ - θ0) + c θ̇ - t_act + table_s(θ) +
     table_d(θ̇)`` acts as ``-T z`` on body j and ``+T z`` on body i.
     """
+    # only the rotations' columns (3-5 of body i, 9-11 of body j) of dTx, dTv are written and read
     dTx = np.empty((3, 12))
     dTv = np.empty((3, 12))
-    gth = np.empty(12)
-    gthd_x = np.empty(12)
-    gthd_v = np.empty(12)
     for e in range(body.shape[0]):
-        _clear_element(e, Q, Kx, Kv)
+        _clear_rot_element(e, Q, Kx, Kv)
         bi = body[e, 0]
         bj = body[e, 1]
         zib = (zi[e, 0], zi[e, 1], zi[e, 2])
@@ -318,32 +330,24 @@ def rsda_eval(
         Tth = k[e] + dys
         Tthd = c[e] + dyd
         out_torque[e] = T
-        # gradients of θ (positions), θ̇ (positions and velocities)
+        # gradients of θ (positions), θ̇ (positions and velocities) with respect to π̄_i (a) and π̄_j (3 + a)
         r2 = X * X + Y * Y
         dXi = vcross(xib, mat_tvec(R, bi, xjw))
         dXj = vcross(xjb, mat_tvec(R, bj, xiw))
         dYi = vcross(yib, mat_tvec(R, bi, xjw))
         dYj = vcross(xjb, mat_tvec(R, bj, yiw))
-        for a in range(12):
-            gth[a] = 0.0
-            gthd_x[a] = 0.0
-            gthd_v[a] = 0.0
         zj_b = mat_tvec(R, bj, z)
         dthd_pi = vcross(zib, mat_tvec(R, bi, wj))
         dthd_pj = vcross(_body_omega(v, bj), zj_b)
-        for a in range(3):
-            gth[3 + a] = (X * dYi[a] - Y * dXi[a]) / r2
-            gth[9 + a] = (X * dYj[a] - Y * dXj[a]) / r2
-            gthd_x[3 + a] = dthd_pi[a]
-            gthd_x[9 + a] = dthd_pj[a]
-            gthd_v[3 + a] = -zib[a]
-            gthd_v[9 + a] = zj_b[a]
         # Tw = -T z ; dz/dπ̄_i = -A_i z̃̄_i
         for a in range(3):
-            for cc in range(12):
-                dT = Tth * gth[cc] + Tthd * gthd_x[cc]
-                dTx[a, cc] = -z[a] * dT
-                dTv[a, cc] = -z[a] * Tthd * gthd_v[cc]
+            dTi = Tth * ((X * dYi[a] - Y * dXi[a]) / r2) + Tthd * dthd_pi[a]
+            dTj = Tth * ((X * dYj[a] - Y * dXj[a]) / r2) + Tthd * dthd_pj[a]
+            for m in range(3):
+                dTx[m, 3 + a] = -z[m] * dTi
+                dTx[m, 9 + a] = -z[m] * dTj
+                dTv[m, 3 + a] = -z[m] * Tthd * -zib[a]
+                dTv[m, 9 + a] = -z[m] * Tthd * zj_b[a]
         # - T dz/dπ̄_i with dz/dπ̄_i = -A_i z̃̄_i (no per-element scratch: an allocation per bushing cost 0.1 µs)
         _add_skew_block(dTx, 3, -T, R, bi, zib)
         apply_torque(e, vscale(-T, z), dTx, dTv, R, bi, bj, Q, Kx, Kv, True)
