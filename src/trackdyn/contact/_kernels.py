@@ -496,7 +496,7 @@ def _record_force(r, rec, out, pair_law, pair_par, mass, hist_key, hist_disp, po
                   want_jac, exact, f, Kx, Kv, S):
     """Force of record r into f; with ``want_jac`` its element Jacobians added to Kx, Kv (12, 12).
 
-    ``S`` is scratch (9, 3, 12). Returns True when the record carries a force.
+    ``S`` is scratch (10, 3, 12). Returns True when the record carries a force.
     With ``exact`` the Jacobians are those of the force; without, the terms by
     which the friction force follows the normal force or the penetration are
     left out (:func:`contact_forces` explains why).
@@ -618,69 +618,125 @@ def _record_force(r, rec, out, pair_law, pair_par, mass, hist_key, hist_disp, po
         for k in range(3):
             f[bB, k] += F[k]
             f[bB, 3 + k] += tB[k]
-    # one pass over the columns: ∂F/∂x, ∂F/∂v of this column (normal force, then friction) and at once their
-    # generalized forces on A (rows 0-5, sign -1) and B (rows 6-11); no intermediate 3 x 12 matrix is stored
+    if not kv_law:
+        # the shear history's step needs ∂v_t/∂v (commit_history)
+        for col in range(c0, c1):
+            vvc = _col(vv, col)
+            vnv = vdot(n, vvc)
+            for k in range(3):
+                out.s_Tv[r, k, col] = vvc[k] - n[k] * vnv
+    if not want_jac:
+        return True
+    # ∂F/∂x and ∂F/∂v are linear in a column's geometry (∂v_r, ∂n, ∂δ for x; ∂v_r for v): build the maps once,
+    #     ∂F/∂x_c = Ax ∂v_r,c + An ∂n_c + ad ∂δ_c,    ∂F/∂v_c = Av ∂v_r,c,
+    # in M (3, 12) = [Ax | An | Av | ad], then every column costs two small products
+    M = S[9]
+    _force_maps(M, n, vr, vn, vt, Fn, Fn_d, Fn_dd, mu, cross, kv_law, phi, dphis, Hv, Hn, dt, kt, kt_d, gt_d, kk,
+                stick, uh, g)
     for col in range(c0, c1):
         vxc = _col(vx, col)
         nxc = _col(nx, col)
         vvc = _col(vv, col)
-        ddxc = -(vdot(nxc, vr) + vdot(n, vxc))
-        ddvc = -vdot(n, vvc)
-        vnx = vdot(n, vxc) + vdot(vr, nxc)
-        vnv = vdot(n, vvc)
-        vtxc = (vxc[0] - n[0] * vnx - vn * nxc[0], vxc[1] - n[1] * vnx - vn * nxc[1],
-                vxc[2] - n[2] * vnx - vn * nxc[2])
-        vtvc = (vvc[0] - n[0] * vnv, vvc[1] - n[1] * vnv, vvc[2] - n[2] * vnv)
-        Fnx = Fn_d * dx[col] + Fn_dd * ddxc
-        Fnv = Fn_dd * ddvc
-        fx = (n[0] * Fnx + Fn * nxc[0], n[1] * Fnx + Fn * nxc[1], n[2] * Fnx + Fn * nxc[2])
-        fv = (n[0] * Fnv, n[1] * Fnv, n[2] * Fnv)
-        if kv_law:
-            px_ = vdot(vt, vtxc) * dphis
-            pv_ = vdot(vt, vtvc) * dphis
-            fx = (fx[0] + -mu * (cross * Fnx * phi * vt[0] + Fn * (phi * vtxc[0] + px_ * vt[0])),
-                  fx[1] + -mu * (cross * Fnx * phi * vt[1] + Fn * (phi * vtxc[1] + px_ * vt[1])),
-                  fx[2] + -mu * (cross * Fnx * phi * vt[2] + Fn * (phi * vtxc[2] + px_ * vt[2])))
-            fv = (fv[0] + -mu * (cross * Fnv * phi * vt[0] + Fn * (phi * vtvc[0] + pv_ * vt[0])),
-                  fv[1] + -mu * (cross * Fnv * phi * vt[1] + Fn * (phi * vtvc[1] + pv_ * vt[1])),
-                  fv[2] + -mu * (cross * Fnv * phi * vt[2] + Fn * (phi * vtvc[2] + pv_ * vt[2])))
-        else:
-            for k in range(3):
-                out.s_Tv[r, k, col] = vtvc[k]
-            Hnx = vdot(Hv, nxc)
-            dxc = dx[col]
-            # the projected history's derivative -(n ∂(H·n) + (H·n) ∂n) enters with -k_t
-            tx = (-cross * (kt_d * dt[0] + gt_d * vt[0]) * dxc - kt * -(n[0] * Hnx + Hn * nxc[0]) - kk * vtxc[0],
-                  -cross * (kt_d * dt[1] + gt_d * vt[1]) * dxc - kt * -(n[1] * Hnx + Hn * nxc[1]) - kk * vtxc[1],
-                  -cross * (kt_d * dt[2] + gt_d * vt[2]) * dxc - kt * -(n[2] * Hnx + Hn * nxc[2]) - kk * vtxc[2])
-            tv = (-kk * vtvc[0], -kk * vtvc[1], -kk * vtvc[2])
-            if stick:
-                fx = vadd3(fx, tx)
-                fv = vadd3(fv, tv)
-            else:
-                ux = vdot(uh, tx)
-                uv = vdot(uh, tv)
-                cfx = cross * mu * Fnx
-                cfv = cross * mu * Fnv
-                fx = (fx[0] + (cfx * uh[0] + g * (tx[0] - ux * uh[0])),
-                      fx[1] + (cfx * uh[1] + g * (tx[1] - ux * uh[1])),
-                      fx[2] + (cfx * uh[2] + g * (tx[2] - ux * uh[2])))
-                fv = (fv[0] + (cfv * uh[0] + g * (tv[0] - uv * uh[0])),
-                      fv[1] + (cfv * uh[1] + g * (tv[1] - uv * uh[1])),
-                      fv[2] + (cfv * uh[2] + g * (tv[2] - uv * uh[2])))
-        if want_jac:
-            pc = _col(px, col)
-            if bA >= 0:
-                _apply_column(0, -1.0, col, bA, rA, fx, fv, pc, F, R, Kx, Kv)
-            if bB >= 0:
-                _apply_column(6, 1.0, col, bB, rB, fx, fv, pc, F, R, Kx, Kv)
-    if want_jac:
-        # ∂(Rᵀ τ)/∂π̄ of the torque in body axes
+        dxc = dx[col]
+        fx = (M[0, 0] * vxc[0] + M[0, 1] * vxc[1] + M[0, 2] * vxc[2] + M[0, 3] * nxc[0] + M[0, 4] * nxc[1]
+              + M[0, 5] * nxc[2] + M[0, 9] * dxc,
+              M[1, 0] * vxc[0] + M[1, 1] * vxc[1] + M[1, 2] * vxc[2] + M[1, 3] * nxc[0] + M[1, 4] * nxc[1]
+              + M[1, 5] * nxc[2] + M[1, 9] * dxc,
+              M[2, 0] * vxc[0] + M[2, 1] * vxc[1] + M[2, 2] * vxc[2] + M[2, 3] * nxc[0] + M[2, 4] * nxc[1]
+              + M[2, 5] * nxc[2] + M[2, 9] * dxc)
+        fv = (M[0, 6] * vvc[0] + M[0, 7] * vvc[1] + M[0, 8] * vvc[2],
+              M[1, 6] * vvc[0] + M[1, 7] * vvc[1] + M[1, 8] * vvc[2],
+              M[2, 6] * vvc[0] + M[2, 7] * vvc[1] + M[2, 8] * vvc[2])
+        pc = _col(px, col)
         if bA >= 0:
-            _apply_frame(0, -1.0, tA, Kx)
+            _apply_column(0, -1.0, col, bA, rA, fx, fv, pc, F, R, Kx, Kv)
         if bB >= 0:
-            _apply_frame(6, 1.0, tB, Kx)
+            _apply_column(6, 1.0, col, bB, rB, fx, fv, pc, F, R, Kx, Kv)
+    # ∂(Rᵀ τ)/∂π̄ of the torque in body axes
+    if bA >= 0:
+        _apply_frame(0, -1.0, tA, Kx)
+    if bB >= 0:
+        _apply_frame(6, 1.0, tB, Kx)
     return True
+
+
+@jit_inline
+def _force_maps(M, n, vr, vn, vt, Fn, Fn_d, Fn_dd, mu, cross, kv_law, phi, dphis, Hv, Hn, dt, kt, kt_d, gt_d, kk,
+                stick, uh, g):
+    """The linear maps of :func:`_record_force`'s columns into M (3, 12) = [Ax | An | Av | ad].
+
+    With P = I - n nᵀ: ∂v_t = P ∂v_r + V ∂n, V = -(n v_rᵀ + v_n I); ∂F_n = F_n' ∂δ + gxᵀ ∂v_r + gnᵀ ∂n
+    (gx = -F_n'' n, gn = -F_n'' v_r, F_n'' = ∂F_n/∂δ̇) and ∂F_n/∂v = -F_n'' nᵀ ∂v_r. Normal force n F_n:
+    Ax = n gxᵀ, An = n gnᵀ + F_n I, ad = F_n' n, Av = -F_n'' n nᵀ. Friction, Kelvin-Voigt laws
+    (F_t = -μ F_n φ(|v_t|) v_t): Q ∂v_t + c ∂F_n with Q = -μ F_n (φ I + φ' v_t v_tᵀ), c = -μ φ v_t (times
+    ``cross``). Shear history (F_t = T = -k_t δ_t - g_t v_t when it sticks): ∂T = Tx ∂v_r + Tn ∂n + td ∂δ, Tv ∂v_r
+    with Tx = Tv = -k P (k = k_t h + g_t), Tn = k_t (n Hᵀ + (H·n) I) - k V, td = -(k_t' δ_t + g_t' v_t) (times
+    ``cross``); when it slips (F_t = μ F_n û, û = T/|T|): (cross μ û) ∂F_n + g (I - û ûᵀ) ∂T, g = μ F_n/|T|.
+    """
+    gx0 = -Fn_dd * n[0]
+    gx1 = -Fn_dd * n[1]
+    gx2 = -Fn_dd * n[2]
+    gn0 = -Fn_dd * vr[0]
+    gn1 = -Fn_dd * vr[1]
+    gn2 = -Fn_dd * vr[2]
+    gx = (gx0, gx1, gx2)
+    gn = (gn0, gn1, gn2)
+    for i in range(3):
+        for j in range(3):
+            dij = 1.0 if i == j else 0.0
+            M[i, j] = n[i] * gx[j]
+            M[i, 3 + j] = n[i] * gn[j] + Fn * dij
+            M[i, 6 + j] = n[i] * gx[j]
+        M[i, 9] = Fn_d * n[i]
+    if kv_law:
+        # c ∂F_n with c = -cross μ φ v_t; Q (P ∂v_r + V ∂n)
+        for i in range(3):
+            ci = -cross * mu * phi * vt[i]
+            for j in range(3):
+                qp = 0.0
+                qv = 0.0
+                for m in range(3):
+                    qim = -mu * Fn * (phi * (1.0 if i == m else 0.0) + dphis * vt[i] * vt[m])
+                    qp += qim * ((1.0 if m == j else 0.0) - n[m] * n[j])
+                    qv += qim * -(n[m] * vr[j] + vn * (1.0 if m == j else 0.0))
+                M[i, j] += qp + ci * gx[j]
+                M[i, 3 + j] += qv + ci * gn[j]
+                M[i, 6 + j] += qp + ci * gx[j]
+            M[i, 9] += ci * Fn_d
+        return
+    # shear history: T's maps, then (slip) the projection on the Coulomb cap
+    for i in range(3):
+        td_i = -cross * (kt_d * dt[i] + gt_d * vt[i])
+        for j in range(3):
+            dij = 1.0 if i == j else 0.0
+            tx = -kk * (dij - n[i] * n[j])
+            tn = kt * (n[i] * Hv[j] + Hn * dij) + kk * (n[i] * vr[j] + vn * dij)
+            if stick:
+                M[i, j] += tx
+                M[i, 3 + j] += tn
+                M[i, 6 + j] += tx
+        if stick:
+            M[i, 9] += td_i
+    if stick:
+        return
+    # slip: (cross μ û) ∂F_n + g (I - û ûᵀ) ∂T
+    for i in range(3):
+        cu = cross * mu * uh[i]
+        for j in range(3):
+            sx = 0.0
+            sn = 0.0
+            for m in range(3):
+                sim = g * ((1.0 if i == m else 0.0) - uh[i] * uh[m])
+                sx += sim * -kk * ((1.0 if m == j else 0.0) - n[m] * n[j])
+                sn += sim * (kt * (n[m] * Hv[j] + Hn * (1.0 if m == j else 0.0))
+                             + kk * (n[m] * vr[j] + vn * (1.0 if m == j else 0.0)))
+            M[i, j] += sx + cu * gx[j]
+            M[i, 3 + j] += sn + cu * gn[j]
+            M[i, 6 + j] += sx + cu * gx[j]
+        sd = 0.0
+        for m in range(3):
+            sd += g * ((1.0 if i == m else 0.0) - uh[i] * uh[m]) * -cross * (kt_d * dt[m] + gt_d * vt[m])
+        M[i, 9] += sd + cu * Fn_d
 
 
 @jit_alloc
@@ -700,7 +756,7 @@ def contact_forces(n_rec, rec, out, pair_law, pair_par, mass, hist_key, hist_dis
     stiffness and damping, shear spring and damping, slip direction,
     geometry) is implicit with its exact value.
     """
-    S = np.empty((9, 3, 12))
+    S = np.empty((10, 3, 12))
     Kx = np.zeros((12, 12))
     Kv = np.zeros((12, 12))
     # consecutive records of the same body pair (the probes of a shoe on the ground, the slices of a wheel on a
@@ -730,7 +786,7 @@ def contact_forces(n_rec, rec, out, pair_law, pair_par, mass, hist_key, hist_dis
 def record_element(r, rec, out, pair_law, pair_par, mass, hist_key, hist_disp, pos, R, vel, omega_w, v, h,
                    f, Kx, Kv, exact=True):
     """One record's generalized forces into f (nb, 6) and its Kx, Kv (12, 12) (exact, or as used in the step)."""
-    S = np.empty((9, 3, 12))
+    S = np.empty((10, 3, 12))
     _zero(Kx)
     _zero(Kv)
     return _record_force(r, rec, out, pair_law, pair_par, mass, hist_key, hist_disp, pos, R, vel, omega_w, v, h,
