@@ -772,6 +772,26 @@ def constraint_stiffness_eval(row_type, row_body, row_a, row_s, row_c, row_u, ro
                        Dd, Ddx, Ddv, dF, dT, zero)
 
 
+@nb.njit(cache=True, inline="always")
+def _same_points(r, g, row_body, row_s):
+    """Rows r and g join the same bodies at the same points."""
+    if row_body[r, 0] != row_body[g, 0] or row_body[r, 1] != row_body[g, 1]:
+        return False
+    for side in range(2):
+        for k in range(3):
+            if row_s[r, side, k] != row_s[g, side, k]:
+                return False
+    return True
+
+
+@nb.njit(cache=True, inline="always")
+def _same_aj(r, g, row_body, row_a):
+    """Rows r and g join the same bodies with the same body-j vector ā_j."""
+    if row_body[r, 0] != row_body[g, 0] or row_body[r, 1] != row_body[g, 1]:
+        return False
+    return row_a[r, 1, 0] == row_a[g, 1, 0] and row_a[r, 1, 1] == row_a[g, 1, 1] and row_a[r, 1, 2] == row_a[g, 1, 2]
+
+
 @nb.njit(cache=True)
 def constraint_stiffness_add(row_type, row_body, row_a, row_s, row_c, row_u, row_f, lam, pos, R, slot, rot_slot,
                              cpl_slot, cK, v, want_kxv, data, Kxv, Qs, Kxs, Kvs):
@@ -808,16 +828,27 @@ def constraint_stiffness_add(row_type, row_body, row_a, row_s, row_c, row_u, row
     Kjj = np.empty((3, 3))
     Kij = np.empty((3, 3))
     Kji = np.empty((3, 3))
-    for r in range(row_type.shape[0]):
+    # the rows that follow a CD row with the same bodies and points (F = -Σ λ c), or a DP1 row with the same
+    # bodies and ā_j (every block is linear in λ ā_i: w̄ = Σ λ ā_i stands for it), are summed into it and
+    # written once: a revolute's 3 CD + 2 DP1 rows as two. Rows of the same bodies share their slots.
+    n = row_type.shape[0]
+    r_next = 0
+    for r in range(n):
+        if r < r_next:
+            continue  # summed into an earlier row
+        r_next = r + 1
         lm = lam[r]
-        if lm == 0.0:
-            continue
         t = row_type[r]
         bi = row_body[r, 0]
         bj = row_body[r, 1]
         if t == 3:
-            c3 = (row_c[r, 0], row_c[r, 1], row_c[r, 2])
-            F = (-lm * c3[0], -lm * c3[1], -lm * c3[2])
+            F = (-lm * row_c[r, 0], -lm * row_c[r, 1], -lm * row_c[r, 2])
+            while r_next < n and row_type[r_next] == 3 and _same_points(r_next, r, row_body, row_s):
+                lk = lam[r_next]
+                F = (F[0] - lk * row_c[r_next, 0], F[1] - lk * row_c[r_next, 1], F[2] - lk * row_c[r_next, 2])
+                r_next += 1
+            if F[0] == 0.0 and F[1] == 0.0 and F[2] == 0.0:
+                continue
             for side in range(2):
                 b = bi if side == 0 else bj
                 if b < 0:
@@ -838,7 +869,14 @@ def constraint_stiffness_add(row_type, row_body, row_a, row_s, row_c, row_u, row
                                 val -= sF
                             data[sl] += g * val
         elif t == 0 or t == 4:
-            aib = _dp1_vector_i(r, t, row_a, row_u, row_f)
+            aib = vscale(lm, _dp1_vector_i(r, t, row_a, row_u, row_f))
+            while r_next < n and (row_type[r_next] == 0 or row_type[r_next] == 4) and \
+                    _same_aj(r_next, r, row_body, row_a):
+                aib = vadd(aib, vscale(lam[r_next], _dp1_vector_i(r_next, row_type[r_next], row_a, row_u, row_f)))
+                r_next += 1
+            if aib[0] == 0.0 and aib[1] == 0.0 and aib[2] == 0.0:
+                continue
+            lm = 1.0
             ajb = (row_a[r, 1, 0], row_a[r, 1, 1], row_a[r, 1, 2])
             ai = mat_vec(R, bi, aib)
             aj = mat_vec(R, bj, ajb)
@@ -887,7 +925,7 @@ def constraint_stiffness_add(row_type, row_body, row_a, row_s, row_c, row_u, row
                         elif want_kxv and kx != 0.0:
                             Kxv[bi, 3 + k] += kx * v[bj, 3 + m]
                             Kxv[bj, 3 + m] += kx * v[bi, 3 + k]
-        else:
+        elif lm != 0.0:
             _row_stiffness(r, 0, row_type, row_body, row_a, row_s, row_c, row_u, row_f, lm, pos, R, Qs, Kxs, Kvs,
                            Dd, Ddx, Ddv, dF, dT, zero)
             _scatter_stiffness(bi, bj, Kxs, slot, r, cK, v, want_kxv, data, Kxv)
