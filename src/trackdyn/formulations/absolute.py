@@ -170,6 +170,7 @@ class AbsoluteSystem:
             np.zeros((nb_ + 1, 3)), np.zeros((nb_ + 1, 3, 3)), np.zeros((nb_ + 1, 3)),
             np.zeros((nb_ + 1, 3)), np.zeros((nb_ + 1, 7)),
         )
+        self.kin.q_ext[-1, 3] = 1.0  # the ground's pose (identity quaternion), set once
         self._set_rows(keep)
         if remove_redundant and len(rows):
             keep = self._independent_rows()
@@ -316,7 +317,6 @@ class AbsoluteSystem:
         k = self.kin
         MK.body_kinematics(q, v, k.pos, k.R, k.vel, k.omega_w)
         k.q_ext[:-1] = q
-        k.q_ext[-1] = (0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0)
 
     def _driver_values(self, t: float, out):
         """f, ḟ, f̈ of every driver row at time t into out (n_driver, 3)."""

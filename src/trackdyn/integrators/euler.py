@@ -145,6 +145,7 @@ class EulerImplicitLinearized(Integrator):
             # round-off (residual 1e-16 either way on the chain and M113 matrices); -0.03 ms per chain64 step
             solver_options.setdefault("refine", 0)
         self.solver = make_solver(solver, system.pattern, **solver_options)
+        self._iterative = hasattr(self.solver, "last_iterations")
         nb_, nc = system.nb, system.nc
         self.nd = 6 * nb_
         self.rhs = np.zeros(self.nd + nc)
@@ -193,7 +194,7 @@ class EulerImplicitLinearized(Integrator):
             raise StepFailed(f"t = {state.t:.6g} s: {err}") from None
         t4 = clk()
         self.solver.solve(self.rhs, self.x)
-        if hasattr(self.solver, "last_iterations"):
+        if self._iterative:
             self.counters["linear_iterations"] = self.counters.get("linear_iterations", 0) + self.solver.last_iterations
         t5 = clk()
         v_new = np.empty((s.nb, 6))

@@ -178,18 +178,26 @@ class Drivetrain:
     def _decide(self, st, kin, h):
         """The driver's inputs from state ``st`` for a step of ``h`` (into the throttle/braking arrays and
         ``inputs``); returns the driver's new memory."""
-        mem = st.extra.get("driver", np.zeros(1))
+        mem = st.extra.get("driver")
+        if mem is None:
+            mem = np.zeros(1)
+        inputs = self.inputs
         if self._compiled is not None:
             kind, par = self._compiled
             # the kernel reads 3 entries (a PID's; other drivers keep a placeholder of 1): pad, return as given
-            new_mem = np.zeros(max(mem.shape[0], 3))
-            new_mem[:mem.shape[0]] = mem
+            m = mem.shape[0]
+            if m >= 3:
+                new_mem = mem.copy()
+            else:
+                new_mem = np.zeros(3)
+                new_mem[:m] = mem
             th, steer, br = decide(kind, par, st.t, h, st.q, st.v, self.chassis, new_mem, self.throttle, self.braking)
-            self.inputs[:] = (th, steer, br)
-            return new_mem[:mem.shape[0]]
+            # three scalar stores: a tuple assigned to the slice is converted to an array first (1 us a step)
+            inputs[0], inputs[1], inputs[2] = th, steer, br
+            return new_mem[:m]
         obs = self.observe(st.t, kin)
         th, steer, br, new_mem = self.driver.inputs(obs, h, mem.copy())
-        self.inputs[:] = (th, steer, br)
+        inputs[0], inputs[1], inputs[2] = th, steer, br
         track_inputs(th, steer, br, self.throttle, self.braking)
         return new_mem
 
