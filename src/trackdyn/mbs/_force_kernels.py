@@ -773,18 +773,6 @@ def constraint_stiffness_eval(row_type, row_body, row_a, row_s, row_c, row_u, ro
 
 
 @nb.njit(cache=True, inline="always")
-def _same_points(r, g, row_body, row_s):
-    """Rows r and g join the same bodies at the same points."""
-    if row_body[r, 0] != row_body[g, 0] or row_body[r, 1] != row_body[g, 1]:
-        return False
-    for side in range(2):
-        for k in range(3):
-            if row_s[r, side, k] != row_s[g, side, k]:
-                return False
-    return True
-
-
-@nb.njit(cache=True, inline="always")
 def _same_aj(r, g, row_body, row_a):
     """Rows r and g join the same bodies with the same body-j vector ā_j."""
     if row_body[r, 0] != row_body[g, 0] or row_body[r, 1] != row_body[g, 1]:
@@ -828,9 +816,10 @@ def constraint_stiffness_add(row_type, row_body, row_a, row_s, row_c, row_u, row
     Kjj = np.empty((3, 3))
     Kij = np.empty((3, 3))
     Kji = np.empty((3, 3))
-    # the rows that follow a CD row with the same bodies and points (F = -Σ λ c), or a DP1 row with the same
-    # bodies and ā_j (every block is linear in λ ā_i: w̄ = Σ λ ā_i stands for it), are summed into it and
-    # written once: a revolute's 3 CD + 2 DP1 rows as two. Rows of the same bodies share their slots.
+    # the DP1 rows that follow a DP1 row with the same bodies and ā_j are summed into it and written once
+    # (every block below is linear in λ ā_i: w̄ = Σ λ ā_i stands for it; rows of the same bodies share their
+    # slots): a revolute's two DP1 rows as one. Summing a spherical part's three CD rows the same way
+    # (F = -Σ λ c) measured slower (M113 37 -> 42 us, chain64 7.0 -> 10.0 us): their blocks are cheap.
     n = row_type.shape[0]
     r_next = 0
     for r in range(n):
@@ -842,13 +831,10 @@ def constraint_stiffness_add(row_type, row_body, row_a, row_s, row_c, row_u, row
         bi = row_body[r, 0]
         bj = row_body[r, 1]
         if t == 3:
-            F = (-lm * row_c[r, 0], -lm * row_c[r, 1], -lm * row_c[r, 2])
-            while r_next < n and row_type[r_next] == 3 and _same_points(r_next, r, row_body, row_s):
-                lk = lam[r_next]
-                F = (F[0] - lk * row_c[r_next, 0], F[1] - lk * row_c[r_next, 1], F[2] - lk * row_c[r_next, 2])
-                r_next += 1
-            if F[0] == 0.0 and F[1] == 0.0 and F[2] == 0.0:
+            if lm == 0.0:
                 continue
+            c3 = (row_c[r, 0], row_c[r, 1], row_c[r, 2])
+            F = (-lm * c3[0], -lm * c3[1], -lm * c3[2])
             for side in range(2):
                 b = bi if side == 0 else bj
                 if b < 0:
