@@ -673,19 +673,12 @@ def _force_maps(M, n, vr, vn, vt, Fn, Fn_d, Fn_dd, mu, cross, kv_law, phi, dphis
     with Tx = Tv = -k P (k = k_t h + g_t), Tn = k_t (n Hᵀ + (H·n) I) - k V, td = -(k_t' δ_t + g_t' v_t) (times
     ``cross``); when it slips (F_t = μ F_n û, û = T/|T|): (cross μ û) ∂F_n + g (I - û ûᵀ) ∂T, g = μ F_n/|T|.
     """
-    gx0 = -Fn_dd * n[0]
-    gx1 = -Fn_dd * n[1]
-    gx2 = -Fn_dd * n[2]
-    gn0 = -Fn_dd * vr[0]
-    gn1 = -Fn_dd * vr[1]
-    gn2 = -Fn_dd * vr[2]
-    gx = (gx0, gx1, gx2)
-    gn = (gn0, gn1, gn2)
+    gx = vscale(-Fn_dd, n)
+    gn = vscale(-Fn_dd, vr)
     for i in range(3):
         for j in range(3):
-            dij = 1.0 if i == j else 0.0
             M[i, j] = n[i] * gx[j]
-            M[i, 3 + j] = n[i] * gn[j] + Fn * dij
+            M[i, 3 + j] = n[i] * gn[j] + Fn * _kd(i, j)
             M[i, 6 + j] = n[i] * gx[j]
         M[i, 9] = Fn_d * n[i]
     if kv_law:
@@ -696,28 +689,22 @@ def _force_maps(M, n, vr, vn, vt, Fn, Fn_d, Fn_dd, mu, cross, kv_law, phi, dphis
                 qp = 0.0
                 qv = 0.0
                 for m in range(3):
-                    qim = -mu * Fn * (phi * (1.0 if i == m else 0.0) + dphis * vt[i] * vt[m])
-                    qp += qim * ((1.0 if m == j else 0.0) - n[m] * n[j])
-                    qv += qim * -(n[m] * vr[j] + vn * (1.0 if m == j else 0.0))
+                    qim = -mu * Fn * (phi * _kd(i, m) + dphis * vt[i] * vt[m])
+                    qp += qim * _proj(n, m, j)
+                    qv += qim * _vmap(n, vr, vn, m, j)
                 M[i, j] += qp + ci * gx[j]
                 M[i, 3 + j] += qv + ci * gn[j]
                 M[i, 6 + j] += qp + ci * gx[j]
             M[i, 9] += ci * Fn_d
         return
-    # shear history: T's maps, then (slip) the projection on the Coulomb cap
-    for i in range(3):
-        td_i = -cross * (kt_d * dt[i] + gt_d * vt[i])
-        for j in range(3):
-            dij = 1.0 if i == j else 0.0
-            tx = -kk * (dij - n[i] * n[j])
-            tn = kt * (n[i] * Hv[j] + Hn * dij) + kk * (n[i] * vr[j] + vn * dij)
-            if stick:
-                M[i, j] += tx
-                M[i, 3 + j] += tn
-                M[i, 6 + j] += tx
-        if stick:
-            M[i, 9] += td_i
     if stick:
+        for i in range(3):
+            for j in range(3):
+                tx = -kk * _proj(n, i, j)
+                M[i, j] += tx
+                M[i, 3 + j] += _shear_n(n, Hv, Hn, vr, vn, kt, kk, i, j)
+                M[i, 6 + j] += tx
+            M[i, 9] += -cross * (kt_d * dt[i] + gt_d * vt[i])
         return
     # slip: (cross μ û) ∂F_n + g (I - û ûᵀ) ∂T
     for i in range(3):
@@ -726,17 +713,39 @@ def _force_maps(M, n, vr, vn, vt, Fn, Fn_d, Fn_dd, mu, cross, kv_law, phi, dphis
             sx = 0.0
             sn = 0.0
             for m in range(3):
-                sim = g * ((1.0 if i == m else 0.0) - uh[i] * uh[m])
-                sx += sim * -kk * ((1.0 if m == j else 0.0) - n[m] * n[j])
-                sn += sim * (kt * (n[m] * Hv[j] + Hn * (1.0 if m == j else 0.0))
-                             + kk * (n[m] * vr[j] + vn * (1.0 if m == j else 0.0)))
+                sim = g * (_kd(i, m) - uh[i] * uh[m])
+                sx += sim * (-kk * _proj(n, m, j))
+                sn += sim * _shear_n(n, Hv, Hn, vr, vn, kt, kk, m, j)
             M[i, j] += sx + cu * gx[j]
             M[i, 3 + j] += sn + cu * gn[j]
             M[i, 6 + j] += sx + cu * gx[j]
         sd = 0.0
         for m in range(3):
-            sd += g * ((1.0 if i == m else 0.0) - uh[i] * uh[m]) * -cross * (kt_d * dt[m] + gt_d * vt[m])
+            sd += g * (_kd(i, m) - uh[i] * uh[m]) * -cross * (kt_d * dt[m] + gt_d * vt[m])
         M[i, 9] += sd + cu * Fn_d
+
+
+@jit_inline
+def _kd(i, j):
+    return 1.0 if i == j else 0.0
+
+
+@jit_inline
+def _proj(n, i, j):
+    """Entry (i, j) of the tangent projector P = I - n nᵀ."""
+    return _kd(i, j) - n[i] * n[j]
+
+
+@jit_inline
+def _vmap(n, vr, vn, i, j):
+    """Entry (i, j) of V = -(n v_rᵀ + v_n I), the map of ∂n into ∂v_t."""
+    return -(n[i] * vr[j] + vn * _kd(i, j))
+
+
+@jit_inline
+def _shear_n(n, Hv, Hn, vr, vn, kt, kk, i, j):
+    """Entry (i, j) of Tn = k_t (n Hᵀ + (H·n) I) - k V, the map of ∂n into the sticking shear force."""
+    return kt * (n[i] * Hv[j] + Hn * _kd(i, j)) - kk * _vmap(n, vr, vn, i, j)
 
 
 @jit_alloc
