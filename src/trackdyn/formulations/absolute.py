@@ -227,6 +227,7 @@ class AbsoluteSystem:
         self.row_rot_slot = np.stack([self.row_slot12[:, 3 + iu, 3 + ju], self.row_slot12[:, 9 + iu, 9 + ju]],
                                      axis=1).astype(np.int32).reshape(self.nc, 2, 6)
         self.row_cpl_slot = np.ascontiguousarray(self.row_slot12[:, 3:6, 9:12]).astype(np.int32)
+        self.row_end = self._dp1_groups()
         self._cs_Q = np.zeros((self.nc, 12))
         self._cs_Kx = np.zeros((self.nc, 12, 12))
         self._cs_Kv = np.zeros((self.nc, 12, 12))
@@ -311,6 +312,24 @@ class AbsoluteSystem:
         rank = int(np.sum(d > 1e-9 * max(d[0], 1.0))) if len(d) else 0
         keep = np.sort(order[piv[:rank]])
         return self.row_index[keep]
+
+    def _dp1_groups(self) -> np.ndarray:
+        """``end[r]``: one past the last row summed with row r in the joints' geometric stiffness
+        (FK.constraint_stiffness_add): consecutive DP1/DP1R rows with the same bodies and ā_j (a revolute's two
+        perpendicularity rows); ``r + 1`` for every other row."""
+        n = self.nc
+        end = np.arange(1, n + 1, dtype=np.int64)
+        dp1 = np.isin(self.row_type, (MK.DP1, MK.DP1R))
+        r = 0
+        while r < n:
+            e = r + 1
+            if dp1[r]:
+                while (e < n and dp1[e] and np.array_equal(self.row_body[e], self.row_body[r])
+                       and np.array_equal(self.row_a[e, 1], self.row_a[r, 1])):
+                    e += 1
+            end[r] = e
+            r = e
+        return end
 
     # ------------------------------------------------------------------ stages
     def update_kinematics(self, q, v):
@@ -402,7 +421,7 @@ class AbsoluteSystem:
         want_kxv = v is not None
         FK.constraint_stiffness_add(
             self.row_type, self.row_body, self.row_a, self.row_s, self.row_c, self.row_u, self.row_f, lam,
-            self.kin.pos, self.kin.R, self.row_slot12, self.row_rot_slot, self.row_cpl_slot, float(cK),
+            self.kin.pos, self.kin.R, self.row_slot12, self.row_rot_slot, self.row_cpl_slot, self.row_end, float(cK),
             v if want_kxv else self._scratch_v, want_kxv,
             data, self.Kxv if want_kxv else self._scratch_kxv, self._cs_Q1, self._cs_Kx1, self._cs_Kv1,
         )

@@ -772,17 +772,9 @@ def constraint_stiffness_eval(row_type, row_body, row_a, row_s, row_c, row_u, ro
                        Dd, Ddx, Ddv, dF, dT, zero)
 
 
-@nb.njit(cache=True, inline="always")
-def _same_aj(r, g, row_body, row_a):
-    """Rows r and g join the same bodies with the same body-j vector ā_j."""
-    if row_body[r, 0] != row_body[g, 0] or row_body[r, 1] != row_body[g, 1]:
-        return False
-    return row_a[r, 1, 0] == row_a[g, 1, 0] and row_a[r, 1, 1] == row_a[g, 1, 1] and row_a[r, 1, 2] == row_a[g, 1, 2]
-
-
 @nb.njit(cache=True)
 def constraint_stiffness_add(row_type, row_body, row_a, row_s, row_c, row_u, row_f, lam, pos, R, slot, rot_slot,
-                             cpl_slot, cK, v, want_kxv, data, Kxv, Qs, Kxs, Kvs):
+                             cpl_slot, row_end, cK, v, want_kxv, data, Kxv, Qs, Kxs, Kvs):
     """Add ``-cK sym(∂(-Jᵀλ)/∂q)`` of every row into the KKT values (the joints' geometric stiffness).
 
     Same quantity as :func:`constraint_stiffness_eval` followed by
@@ -794,7 +786,11 @@ def constraint_stiffness_add(row_type, row_body, row_a, row_s, row_c, row_u, row
       rotational diagonal blocks ``s̃ F̃`` (F in the body frame), whose
       symmetric part is ``(F sᵀ + s Fᵀ)/2 - (s·F) I``;
     - DP1, ``T = λ a_i × a_j`` on j (and ``-T`` on i): the rotational blocks
-      of both bodies and their coupling.
+      of both bodies and their coupling. The DP1 rows ``r .. row_end[r] - 1``
+      (same bodies and ā_j, grouped at set-up: a revolute's two) are written
+      once with ``w̄ = Σ λ ā_i`` for ``λ ā_i``: every block is linear in it.
+      (Summing a spherical part's three CD rows the same way measured slower:
+      M113 37 -> 42 µs, chain64 7.0 -> 10.0 µs; their blocks are cheap.)
 
     Coupling entries without a slot (``joint_coupling="diagonal"``) times v go
     to ``Kxv`` when ``want_kxv``. Other row types take the generic path
@@ -816,16 +812,11 @@ def constraint_stiffness_add(row_type, row_body, row_a, row_s, row_c, row_u, row
     Kjj = np.empty((3, 3))
     Kij = np.empty((3, 3))
     Kji = np.empty((3, 3))
-    # the DP1 rows that follow a DP1 row with the same bodies and ā_j are summed into it and written once
-    # (every block below is linear in λ ā_i: w̄ = Σ λ ā_i stands for it; rows of the same bodies share their
-    # slots): a revolute's two DP1 rows as one. Summing a spherical part's three CD rows the same way
-    # (F = -Σ λ c) measured slower (M113 37 -> 42 us, chain64 7.0 -> 10.0 us): their blocks are cheap.
-    n = row_type.shape[0]
     r_next = 0
-    for r in range(n):
+    for r in range(row_type.shape[0]):
         if r < r_next:
             continue  # summed into an earlier row
-        r_next = r + 1
+        r_next = row_end[r]
         lm = lam[r]
         t = row_type[r]
         bi = row_body[r, 0]
@@ -855,35 +846,33 @@ def constraint_stiffness_add(row_type, row_body, row_a, row_s, row_c, row_u, row
                                 val -= sF
                             data[sl] += g * val
         elif t == 0 or t == 4:
-            aib = vscale(lm, _dp1_vector_i(r, t, row_a, row_u, row_f))
-            while r_next < n and (row_type[r_next] == 0 or row_type[r_next] == 4) and \
-                    _same_aj(r_next, r, row_body, row_a):
-                aib = vadd(aib, vscale(lam[r_next], _dp1_vector_i(r_next, row_type[r_next], row_a, row_u, row_f)))
-                r_next += 1
-            if aib[0] == 0.0 and aib[1] == 0.0 and aib[2] == 0.0:
+            # w̄ = Σ λ ā_i of the group (rows of the same bodies share their slots)
+            wb = vscale(lm, _dp1_vector_i(r, t, row_a, row_u, row_f))
+            for rr in range(r + 1, r_next):
+                wb = vadd(wb, vscale(lam[rr], _dp1_vector_i(rr, row_type[rr], row_a, row_u, row_f)))
+            if wb[0] == 0.0 and wb[1] == 0.0 and wb[2] == 0.0:
                 continue
-            lm = 1.0
             ajb = (row_a[r, 1, 0], row_a[r, 1, 1], row_a[r, 1, 2])
-            ai = mat_vec(R, bi, aib)
+            ai = mat_vec(R, bi, wb)
             aj = mat_vec(R, bj, ajb)
-            T = vscale(lm, vcross(ai, aj))
+            T = vcross(ai, aj)
             Ti = mat_tvec(R, bi, T)
             Tj = mat_tvec(R, bj, T)
             aj_i = mat_tvec(R, bi, aj)  # a_j in body i's frame
-            ai_j = mat_tvec(R, bj, ai)  # a_i in body j's frame
-            # body-frame blocks (column m: derivative w.r.t. π̄_m):
-            #   K_jj = λ ā_ij × (e_m × ā_j) + T̄_j × e_m     K_ii = -λ (e_m × ā_i) × ā_ji - T̄_i × e_m
-            #   K_ji = λ A_jᵀ((A_i (e_m × ā_i)) × a_j)      K_ij = -λ A_iᵀ(a_i × (A_j (e_m × ā_j)))
+            ai_j = mat_tvec(R, bj, ai)  # A_i w̄ in body j's frame
+            # body-frame blocks (column m: derivative w.r.t. π̄_m), w̄ for λ ā_i:
+            #   K_jj = w̄_j × (e_m × ā_j) + T̄_j × e_m       K_ii = -(e_m × w̄) × ā_ji - T̄_i × e_m
+            #   K_ji = A_jᵀ((A_i (e_m × w̄)) × a_j)        K_ij = -A_iᵀ((A_i w̄) × (A_j (e_m × ā_j)))
             for m in range(3):
                 em = (1.0 if m == 0 else 0.0, 1.0 if m == 1 else 0.0, 1.0 if m == 2 else 0.0)
-                ei_m = vcross(em, aib)
+                ei_m = vcross(em, wb)
                 ej_m = vcross(em, ajb)
-                cjj = vadd(vscale(lm, vcross(ai_j, ej_m)), vcross(Tj, em))
-                cii = vadd(vscale(-lm, vcross(ei_m, aj_i)), vscale(-1.0, vcross(Ti, em)))
+                cjj = vadd(vcross(ai_j, ej_m), vcross(Tj, em))
+                cii = vadd(vscale(-1.0, vcross(ei_m, aj_i)), vscale(-1.0, vcross(Ti, em)))
                 dai = mat_vec(R, bi, ei_m)
                 daj = mat_vec(R, bj, ej_m)
-                cji = vscale(lm, mat_tvec(R, bj, vcross(dai, aj)))
-                cij = vscale(-lm, mat_tvec(R, bi, vcross(ai, daj)))
+                cji = mat_tvec(R, bj, vcross(dai, aj))
+                cij = vscale(-1.0, mat_tvec(R, bi, vcross(ai, daj)))
                 for k in range(3):
                     Kjj[k, m] = cjj[k]
                     Kii[k, m] = cii[k]
