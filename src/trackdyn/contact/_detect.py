@@ -32,6 +32,8 @@ from ._kernels import K_DN, K_PL, K_PN, K_PP, L_WINKLER, PM_FIXED, PM_LINE, W_DI
 # would otherwise count references of every array of the record buffers (~0.5 µs per call).
 jit = nb.njit(cache=True, _nrt=False, error_model="numpy")
 jit_inline = jit
+# inlined by Numba itself (LLVM leaves larger callees as calls): small helpers called per candidate pair
+jit_inline_ir = nb.njit(cache=True, _nrt=False, error_model="numpy", inline="always")
 jit_alloc = nb.njit(cache=True, error_model="numpy")
 
 # integer constants as np.int64 so that Numba does not specialise callees on literal values
@@ -416,13 +418,73 @@ def _slice(k, ns, hw):
     return (-1.0 if k == 0 else 1.0) * hw * SQRT06, 5.0 / 18.0
 
 
+@jit_inline
+def _axis_of(x):
+    """Index of the largest |x_i| (the first one on ties)."""
+    j = 0
+    best = -1.0
+    for i in range(3):
+        if abs(x[i]) > best:
+            best = abs(x[i])
+            j = i
+    return j
+
+
+@jit_inline
+def _corner_axial(tc, a, c):
+    """Axial coordinate (wheel frame) of corner c of a box whose centre is at tc, a_i = hb_i (axis in box)_i."""
+    return tc + (a[0] if c & 1 else -a[0]) + (a[1] if c & 2 else -a[1]) + (a[2] if c & 4 else -a[2])
+
+
+@jit_inline_ir
+def _wheel_box_filter(sA, sB, s_par, sw_c, sw_R, max_pen):
+    """Necessary conditions of the wheel-box narrow phase: (rims, corners), may wheel sA's rims or box sB's corners
+    give a record at all?
+
+    Most candidates of a track are shoes and guide teeth beside the wheel or next to the one under it (187 of
+    the cruising M113's 271 wheel-box candidates give no record). A rim record needs a slice centre inside the
+    box's slab along j (the box axis nearest to the wheel axis) and within the radius of the box's cross-section
+    (the distance to the nearest face or edge is < rC, with each slice centre at most ``|st| |axb_i|`` from the
+    wheel centre along i). A corner record needs a corner within the radius of the axis (bounded by the box's
+    circumradius) and within max_pen inside a flat side (``hw - max_pen < |t| < hw``, t the corner's axial
+    coordinate, exactly linear in the corner's signs). ``_TOL`` keeps the tests wider than the exact ones.
+    """
+    rC = s_par[sA, 0]
+    hw = s_par[sA, 1]
+    hb = (s_par[sB, 0], s_par[sB, 1], s_par[sB, 2])
+    axw = _col3(sw_R, sA, 1)
+    axb = _m3t(sw_R, sB, axw)  # the wheel axis in the box frame
+    j = _axis_of(axb)
+    i1 = (j + 1) % 3
+    i2 = (j + 2) % 3
+    dc = vsub(_r3(sw_c, sB), _r3(sw_c, sA))
+    l0 = _m3t(sw_R, sB, dc)  # minus the wheel centre in the box frame
+    st0 = abs(_slice(0, int(s_par[sA, 2]), hw)[0])
+    reach = st0 * abs(axb[j])
+    rims = -l0[j] - reach <= hb[j] + _TOL and -l0[j] + reach >= -hb[j] - _TOL
+    if rims:
+        e1 = max(abs(l0[i1]) - hb[i1] - st0 * abs(axb[i1]), 0.0)
+        e2 = max(abs(l0[i2]) - hb[i2] - st0 * abs(axb[i2]), 0.0)
+        rims = e1 * e1 + e2 * e2 < (rC + _TOL) * (rC + _TOL)
+    tc = vdot(axw, dc)
+    corners = False
+    if math.sqrt(max(vdot(dc, dc) - tc * tc, 0.0)) - vnorm(hb) < rC + _TOL:
+        a = (hb[0] * axb[0], hb[1] * axb[1], hb[2] * axb[2])
+        for c in range(8):
+            t = abs(_corner_axial(tc, a, c))
+            if hw - max_pen - _TOL < t < hw + _TOL:
+                corners = True
+                break
+    return rims, corners
+
+
 @jit
 def _cylinder_box(rec, n, sA, bA, sB, bB, s_pos, s_rot, s_par, sw_c, sw_R, pair, dflt, k1, pidx, max_pen,
-                  prefilter=True):
+                  rims, corners):
     """Wheel (cylinder sA) on a box sB: rims on faces and along edges; box corners on the flat sides.
 
-    ``prefilter``: skip the rims or the corners when a necessary condition fails (the records are the same
-    either way; off only to test that).
+    ``rims``, ``corners``: run that part (the callers pass ``_wheel_box_filter``'s necessary conditions; the
+    records are the same with both on, which the tests check).
     """
     rC = s_par[sA, 0]
     hw = s_par[sA, 1]
@@ -430,31 +492,9 @@ def _cylinder_box(rec, n, sA, bA, sB, bB, s_pos, s_rot, s_par, sw_c, sw_R, pair,
     hb = (s_par[sB, 0], s_par[sB, 1], s_par[sB, 2])
     axw = _col3(sw_R, sA, 1)
     axb = _m3t(sw_R, sB, axw)  # cylinder axis in box frame
-    j = 0
-    best = -1.0
-    for i in range(3):
-        if abs(axb[i]) > best:
-            best = abs(axb[i])
-            j = i
+    j = _axis_of(axb)
     i1 = (j + 1) % 3
     i2 = (j + 2) % 3
-    # necessary conditions first (most candidates of a track are shoes and guide teeth beside the wheel: 140 of
-    # the cruising M113's 271 candidates fail both): a rim record needs a slice centre inside the box's slab
-    # along j; a corner record a corner within max_pen inside a flat side (|t| in (hw - max_pen, hw), t the
-    # corner's axial coordinate) and within the radius. TOL keeps the tests wider than the exact ones below.
-    dc = vsub(_r3(sw_c, sB), _r3(sw_c, sA))
-    l0j = -_m3t(sw_R, sB, dc)[j]  # the wheel centre in the box frame, along j
-    reach = abs(_slice(0, nsl, hw)[0]) * abs(axb[j])
-    rims = l0j - reach <= hb[j] + _TOL and l0j + reach >= -hb[j] - _TOL
-    tc = vdot(axw, dc)
-    ext = abs(axb[0]) * hb[0] + abs(axb[1]) * hb[1] + abs(axb[2]) * hb[2]
-    corners = ((tc - ext < hw + _TOL and tc + ext > hw - max_pen - _TOL)
-               or (tc - ext < -hw + max_pen + _TOL and tc + ext > -hw - _TOL))
-    if corners:
-        corners = math.sqrt(max(vdot(dc, dc) - tc * tc, 0.0)) - vnorm(hb) < rC + _TOL
-    if not prefilter:
-        rims = True
-        corners = True
     if not rims and not corners:
         return n
     axA = _dir_body(s_rot, sA, (0.0, 1.0, 0.0))
@@ -493,8 +533,13 @@ def _cylinder_box(rec, n, sA, bA, sB, bB, s_pos, s_rot, s_par, sw_c, sw_R, pair,
         n = _emit(rec, n, K_DN, PM_FIXED, bA, bB, pA, axA, Z3, Z3, _to_body(s_pos, s_rot, sB, vscale(hb[fi], nf)),
                   _dir_body(s_rot, sB, nf), rC, 0.0, CONVEX, pair, _reff(rC, 0.0, dflt), w, 0.0, W_POINT, k0,
                   k1 | (fi * 2 + (1 if sg > 0 else 0)), pidx)
-    # box corners against the flat sides of the wheel (lateral guidance)
+    # box corners against the flat sides of the wheel (lateral guidance); the axial test first, from tc
+    tc = vdot(axw, vsub(_r3(sw_c, sB), _r3(sw_c, sA)))
+    a = (hb[0] * axb[0], hb[1] * axb[1], hb[2] * axb[2])
     for c in range(8 if corners else 0):
+        ta = abs(_corner_axial(tc, a, c))
+        if not hw - max_pen - _TOL < ta < hw + _TOL:
+            continue
         cl = ((hb[0] if c & 1 else -hb[0]), (hb[1] if c & 2 else -hb[1]), (hb[2] if c & 4 else -hb[2]))
         cw = vadd(_r3(sw_c, sB), _m3(sw_R, sB, cl))
         lc = _m3t(sw_R, sA, vsub(cw, _r3(sw_c, sA)))
@@ -689,8 +734,9 @@ def shape_pair(rec, n, sA, sB, s_type, s_body, s_pos, s_rot, s_par, sw_c, sw_R, 
             return _corners_in_box(rec, n, sB, bB, sA, bA, s_pos, s_rot, s_par, sw_c, sw_R, pair, dflt, pidx,
                                    max_pen)
         if tb == S_CYLINDER:
+            rims, corners = _wheel_box_filter(sB, sA, s_par, sw_c, sw_R, max_pen)
             return _cylinder_box(rec, n, sB, bB, sA, bA, s_pos, s_rot, s_par, sw_c, sw_R, pair, dflt,
-                                 np.int64(sA) << 32, pidx, max_pen)
+                                 np.int64(sA) << 32, pidx, max_pen, rims, corners)
         if tb == S_CAPSULE:
             hl = s_par[sB, 1]
             rho = s_par[sB, 0]
@@ -1350,6 +1396,18 @@ def detect(rec, shp, sc, flt, ter, pos, R, margin, dflt, max_pen, wgrid):
                         continue
                     pair = flt.mat_pair[shp.s_mat[a], shp.s_mat[bq]]
                     if pair < 0:
+                        continue
+                    ta = shp.s_type[a]
+                    tq = shp.s_type[bq]
+                    if (ta == S_BOX and tq == S_CYLINDER) or (ta == S_CYLINDER and tq == S_BOX):
+                        # wheel on shoe, the bulk of a track's candidates: the necessary conditions here, without
+                        # the calls of a pair that gives no record (as shape_pair would do it otherwise)
+                        sw, sx = (bq, a) if ta == S_BOX else (a, bq)
+                        rims, corners = _wheel_box_filter(sw, sx, s_par, sw_c, sw_R, max_pen)
+                        if rims or corners:
+                            n = _cylinder_box(rec, n, sw, shp.s_body[sw], sx, shp.s_body[sx], s_pos, s_rot, s_par,
+                                              sw_c, sw_R, pair, dflt, np.int64(sx) << 32, pidx, max_pen, rims,
+                                              corners)
                         continue
                     n = shape_pair(rec, n, a, bq, shp.s_type, shp.s_body, s_pos, s_rot, s_par, sw_c, sw_R, pair,
                                    dflt, pidx, max_pen)

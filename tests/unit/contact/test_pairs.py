@@ -293,12 +293,16 @@ def test_pin_seated_in_gap():
                          ids=["shoe", "guide-tooth", "plate", "pin-end"])
 @given(seed=seeds)
 def test_wheel_box_prefilter_keeps_every_record(box, seed):
-    """The wheel-box narrow phase skips its rims or its corners when a necessary condition fails: on random
-    poses around a thin wheel (touching, beside it, inside its flat sides) the records are those of the full
-    narrow phase."""
+    """The wheel-box narrow phase skips its rims or its corners when ``_wheel_box_filter``'s necessary
+    conditions fail: on random poses around a thin wheel (touching, beside it, a box side within a few
+    max_pen of a flat side of the wheel) and for a max_pen wider and narrower than the wheel, the records are
+    those of the full narrow phase."""
     rng = np.random.default_rng(seed)
     rc, width = 0.3, 0.064
+    max_pen = float(rng.choice([0.05, 0.01, 0.003]))
     offset = rng.uniform([-0.45, -0.08, -0.45], [0.45, 0.08, 0.45])
+    if rng.random() < 0.5:  # the box's near side about max_pen inside a flat side: corner records
+        offset[1] = rng.choice([-1.0, 1.0]) * (0.5 * width + 0.5 * box[1] - rng.uniform(-0.5, 2.0) * max_pen)
     sc = two_bodies([shapes.Cylinder(rc, width, slices=int(rng.integers(1, 4)))], [shapes.Box(box)],
                     [0.0, 0.0, 0.0], offset, rng, tilt=0.3)
     q, v = state(sc, rng)
@@ -307,11 +311,12 @@ def test_wheel_box_prefilter_keeps_every_record(box, seed):
     sh = cs.shapes
     pair = cs.filters.mat_pair[sh.s_mat[0], sh.s_mat[1]]
     got = []
-    for prefilter in (True, False):
+    filt = D._wheel_box_filter(0, 1, sh.s_par, cs.scratch.sw_c, cs.scratch.sw_R, max_pen)
+    for rims, corners in (filt, (True, True)):
         rec = new_records(64)
         n = D._cylinder_box(rec, 0, 0, 0, 1, 1, sh.s_pos, sh.s_rot, sh.s_par, cs.scratch.sw_c, cs.scratch.sw_R,
-                            pair, cs.default_radius, np.int64(1) << 32, cs.filters.pidx, cs.max_penetration,
-                            prefilter)
+                            pair, cs.default_radius, np.int64(1) << 32, cs.filters.pidx, max_pen, rims,
+                            corners)
         got.append((n, {f: getattr(rec, f)[:n].copy() for f in rec._fields}))
     assert got[0][0] == got[1][0]
     for f in got[0][1]:
