@@ -196,22 +196,26 @@ def shape_poses(s_type, s_body, s_pos, s_rot, s_par, pos, R, margin, sw_c, sw_R,
                 sw_R[s, i, j] = acc
         t = s_type[s]
         for i in range(3):
-            if t == S_SPHERE:
-                hh = s_par[s, 0]
-            elif t == S_BOX:
-                hh = (abs(sw_R[s, i, 0]) * s_par[s, 0] + abs(sw_R[s, i, 1]) * s_par[s, 1]
-                      + abs(sw_R[s, i, 2]) * s_par[s, 2])
-            elif t == S_CYLINDER or t == S_SPROCKET:
-                r = s_par[s, 0] if t == S_CYLINDER else s_par[s, 1]
-                hw = s_par[s, 1] if t == S_CYLINDER else s_par[s, 4]
-                a = sw_R[s, i, 1]
-                hh = r * math.sqrt(max(0.0, 1.0 - a * a)) + hw * abs(a)
-            elif t == S_CAPSULE:
-                hh = s_par[s, 0] + s_par[s, 1] * abs(sw_R[s, i, 1])
-            else:
-                hh = s_par[s, 0] * abs(sw_R[s, i, 0]) + s_par[s, 1] * abs(sw_R[s, i, 1])
+            hh = _support(t, s_par, s, sw_R[s, i, 0], sw_R[s, i, 1], sw_R[s, i, 2])
             bb_min[s, i] = c[i] - hh - margin
             bb_max[s, i] = c[i] + hh + margin
+
+
+@jit_inline_ir
+def _support(t, s_par, s, a0, a1, a2):
+    """Half extent of shape s (type t) along a unit direction d, given d's components a_j = d . (world axis j
+    of the shape): the support distance max over the shape of d . (x - centre)."""
+    if t == S_SPHERE:
+        return s_par[s, 0]
+    if t == S_BOX:
+        return abs(a0) * s_par[s, 0] + abs(a1) * s_par[s, 1] + abs(a2) * s_par[s, 2]
+    if t == S_CYLINDER or t == S_SPROCKET:
+        r = s_par[s, 0] if t == S_CYLINDER else s_par[s, 1]
+        hw = s_par[s, 1] if t == S_CYLINDER else s_par[s, 4]
+        return r * math.sqrt(max(0.0, 1.0 - a1 * a1)) + hw * abs(a1)
+    if t == S_CAPSULE:
+        return s_par[s, 0] + s_par[s, 1] * abs(a1)
+    return s_par[s, 0] * abs(a0) + s_par[s, 1] * abs(a1)
 
 
 @jit_inline
@@ -1232,6 +1236,11 @@ def detect(rec, shp, sc, flt, ter, pos, R, margin, dflt, max_pen, wgrid):
             nrm_t = up
             if kind == 0:
                 nrm_t = _r3(ter.pl_n, k)
+                # the whole shape above the plane (half of a track): no probe can touch it
+                lowest = vdot(nrm_t, vsub(c_w, _r3(ter.pl_p, k))) - _support(
+                    t, s_par, s, vdot(nrm_t, _col3(sw_R, s, 0)), vdot(nrm_t, ax_w), vdot(nrm_t, _col3(sw_R, s, 2)))
+                if lowest > _TOL:
+                    continue
             # ---- range and candidates
             s_lo = 0.0
             s_hi = 0.0

@@ -19,7 +19,7 @@ from trackdyn.contact import _detect as D
 from trackdyn.contact import _kernels as CK
 from trackdyn.contact._buffers import new_outputs, new_records
 from trackdyn.formulations import AbsoluteSystem
-from trackdyn.math.quaternion import quat_from_axis_angle
+from trackdyn.math.quaternion import quat_from_axis_angle, quat_to_matrix
 from trackdyn.testing.fd import fd_position_jacobian, fd_velocity_jacobian
 
 seeds = st.integers(0, 2**31 - 1)
@@ -287,6 +287,47 @@ def test_pin_seated_in_gap():
     np.testing.assert_allclose(d, 0.001, atol=1e-12)
     np.testing.assert_allclose(np.abs(p[:, 1]), 0.1125, atol=1e-12)
     np.testing.assert_allclose(n[:, 2], [1.0, 1.0], atol=1e-12)  # the sprocket is pushed up, the pin down
+
+
+def _surface_points(shape):
+    """Points of a shape's surface in its own frame (exact extremes for boxes, fine rims for cylinders)."""
+    if isinstance(shape, shapes.Sphere):
+        u = np.random.default_rng(1).normal(size=(20000, 3))
+        return shape.radius * u / np.linalg.norm(u, axis=1)[:, None]
+    if isinstance(shape, shapes.Box):
+        return np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)]) * shape.half
+    a = np.linspace(0.0, 2.0 * np.pi, 20001)
+    if isinstance(shape, shapes.Cylinder):
+        hw = 0.5 * shape.width
+        rim = np.stack([shape.radius * np.cos(a), np.zeros_like(a), shape.radius * np.sin(a)], axis=1)
+        return np.concatenate([rim + [0.0, -hw, 0.0], rim + [0.0, hw, 0.0]])
+    u = np.random.default_rng(1).normal(size=(20000, 3))  # capsule: the two end spheres
+    ball = shape.radius * u / np.linalg.norm(u, axis=1)[:, None]
+    return np.concatenate([ball + [0.0, -0.5 * shape.length, 0.0], ball + [0.0, 0.5 * shape.length, 0.0]])
+
+
+@pytest.mark.parametrize("shape", [shapes.Sphere(0.1), shapes.Box([0.2, 0.76, 0.06]), shapes.Cylinder(0.3, 0.064),
+                                   shapes.Capsule(0.02, 0.3)], ids=["sphere", "box", "cylinder", "capsule"])
+@given(seed=seeds)
+def test_support_distance_bounds_the_shape(shape, seed):
+    """``_support`` (the half extents of the broad phase and the whole-shape test against planes) is the
+    largest d . (x - c) over the shape, for a random pose and direction: sampled surface points reach it and
+    none exceeds it."""
+    rng = np.random.default_rng(seed)
+    m = td.Model()
+    b = m.add_body("b", mass=1.0, inertia=[0.1, 0.1, 0.1])
+    cs = ContactSystem(m, use_material_properties=False, law="hooke")
+    cs.add_shape(b, shape, material=HARD)
+    AbsoluteSystem(m, providers=[cs])
+    sh = cs.shapes
+    Rw = quat_to_matrix(quat(rng, 2.0)) @ sh.s_rot[0]  # world axes of the shape
+    d = rng.normal(size=3)
+    d /= np.linalg.norm(d)
+    a = d @ Rw
+    sup = D._support(sh.s_type[0], sh.s_par, 0, a[0], a[1], a[2])
+    reach = (_surface_points(shape) @ Rw.T @ d).max()
+    assert reach <= sup + 1e-12
+    assert sup - reach < 1e-6 * shape.bounding_radius() + (0.0 if isinstance(shape, shapes.Box) else 2e-3 * sup)
 
 
 @pytest.mark.parametrize("box", [[0.11, 0.38, 0.06], [0.05, 0.04, 0.06], [0.3, 0.3, 0.1], [0.02, 0.02, 0.02]],
