@@ -182,13 +182,20 @@ def _key1(tid, feat):
 
 # --------------------------------------------------------------------------- shape poses and boxes
 @jit
-def shape_poses(s_type, s_body, s_pos, s_rot, s_par, pos, R, margin, sw_c, sw_R, bb_min, bb_max):
-    """World centre and rotation of every shape and its axis-aligned bounding box (+ margin)."""
+def shape_poses(s_type, s_body, s_pos, s_rot, s_rid, s_par, pos, R, margin, sw_c, sw_R, bb_min, bb_max):
+    """World centre and rotation of every shape and its axis-aligned bounding box (+ margin).
+
+    ``s_rid``: the shape's rotation in its body is the identity (most are), its world rotation the body's.
+    """
     for s in range(s_body.shape[0]):
         b = s_body[s]
         c = vadd(_r3(pos, b), mat_vec(R, b, _r3(s_pos, s)))
         for i in range(3):
             sw_c[s, i] = c[i]
+            if s_rid[s]:
+                for j in range(3):
+                    sw_R[s, i, j] = R[b, i, j]
+                continue
             for j in range(3):
                 acc = 0.0
                 for k in range(3):
@@ -1201,8 +1208,8 @@ def detect(rec, shp, sc, flt, ter, pos, R, margin, dflt, max_pen, wgrid):
     material pair table, ``ter``: terrain arrays (see ``ContactSystem``).
     """
     ns = shp.s_type.shape[0]
-    shape_poses(shp.s_type, shp.s_body, shp.s_pos, shp.s_rot, shp.s_par, pos, R, margin, sc.sw_c, sc.sw_R,
-                sc.bb_min, sc.bb_max)
+    shape_poses(shp.s_type, shp.s_body, shp.s_pos, shp.s_rot, shp.s_rid, shp.s_par, pos, R, margin, sc.sw_c,
+                sc.sw_R, sc.bb_min, sc.bb_max)
     sw_c = sc.sw_c
     sw_R = sc.sw_R
     s_pos = shp.s_pos

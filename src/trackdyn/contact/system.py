@@ -53,7 +53,7 @@ from .shapes import (
 __all__ = ["ContactSystem"]
 
 ShapeArrays = namedtuple("ShapeArrays",
-                         "s_type s_body s_pos s_rot s_par s_mat s_fam s_rbound s_terrain b_list b_ptr b_shapes")
+                         "s_type s_body s_pos s_rot s_par s_mat s_fam s_rbound s_terrain b_list b_ptr b_shapes s_rid")
 Scratch = namedtuple("Scratch", "sw_c sw_R bb_min bb_max b_min b_max order cand stack")
 Filters = namedtuple("Filters", "fam_ok excl type_ok mat_pair pair_law pidx may")
 TerrainArrays = namedtuple(
@@ -275,8 +275,9 @@ class ContactSystem:
             idx = np.nonzero(s_body == b)[0]
             b_shapes.extend(idx.tolist())
             b_ptr[k + 1] = b_ptr[k] + len(idx)
+        s_rid = np.array([np.array_equal(r, np.eye(3)) for r in s_rot], np.bool_).reshape(ns)  # no product
         self.shapes = ShapeArrays(s_type, s_body, s_pos, s_rot, s_par, s_mat, s_fam, s_rb, s_ter, b_list, b_ptr,
-                                  np.array(b_shapes, np.int64))
+                                  np.array(b_shapes, np.int64), s_rid)
         # terrain
         parts = self.terrain.parts() if self.terrain is not None else []
         self.terrain_parts = parts
