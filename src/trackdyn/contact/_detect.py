@@ -452,7 +452,7 @@ def _wheel_box_filter(sA, sB, s_par, sw_c, sw_R, max_pen):
     """Necessary conditions of the wheel-box narrow phase: (rims, corners), may wheel sA's rims or box sB's corners
     give a record at all?
 
-    Most candidates of a track are shoes and guide teeth beside the wheel or next to the one under it (187 of
+    Most candidates of a track are shoes and guide teeth beside the wheel or next to the one under it (227 of
     the cruising M113's 271 wheel-box candidates give no record). A rim record needs a slice centre inside the
     box's slab along j (the box axis nearest to the wheel axis) and within the radius of the box's cross-section
     (the distance to the nearest face or edge is < rC, with each slice centre at most ``|st| |axb_i|`` from the
