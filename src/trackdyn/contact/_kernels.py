@@ -112,6 +112,19 @@ def _zero(M):
 
 
 @jit_inline
+def _zero_used(M, bA, bB):
+    """Zero what the records of bodies (bA, bB) write into a 12 x 12 element: its 6 x 6 diagonal block when one
+    side is the ground (a shoe on the terrain: 36 of 144 entries), all of it otherwise."""
+    if bA >= 0 and bB >= 0:
+        _zero(M)
+        return
+    o = 0 if bA >= 0 else 6
+    for a in range(o, o + 6):
+        for b in range(o, o + 6):
+            M[a, b] = 0.0
+
+
+@jit_inline
 def _row(M, i):
     return (M[i, 0], M[i, 1], M[i, 2])
 
@@ -779,8 +792,8 @@ def contact_forces(n_rec, rec, out, pair_law, pair_par, mass, hist_key, hist_dis
         if gr >= 0 and (bA != gA or bB != gB):
             _scatter(gA, gB, Kx, Kv, rec.pslot[gr], rec.ptrans[gr], body_slot, pair_slot, cK, cD, v, data, Dv,
                      Kxv)
-            _zero(Kx)
-            _zero(Kv)
+            _zero_used(Kx, gA, gB)
+            _zero_used(Kv, gA, gB)
             gr = -1
         if _record_force(r, rec, out, pair_law, pair_par, mass, hist_key, hist_disp, pos, R, vel, omega_w, v,
                          h, want_jac, False, f, Kx, Kv, S) and want_jac:
