@@ -641,8 +641,9 @@ def _record_force(r, rec, out, pair_law, pair_par, mass, hist_key, hist_disp, po
     if not want_jac:
         return True
     # ∂F/∂x and ∂F/∂v are linear in a column's geometry (∂v_r, ∂n, ∂δ for x; ∂v_r for v): build the maps once,
-    #     ∂F/∂x_c = Ax ∂v_r,c + An ∂n_c + ad ∂δ_c,    ∂F/∂v_c = Av ∂v_r,c,
-    # in M (3, 12) = [Ax | An | Av | ad], then every column costs two small products
+    #     ∂F/∂x_c = Ax ∂v_r,c + An ∂n_c + ad ∂δ_c,    ∂F/∂v_c = Ax ∂v_r,c
+    # (F depends on v through v_r only: the same partial ∂F/∂v_r in both), in M[:, :7] = [Ax | An | ad]; then
+    # every column costs two small products
     M = S[9]
     _force_maps(M, n, vr, vn, vt, Fn, Fn_d, Fn_dd, mu, cross, kv_law, phi, dphis, Hv, Hn, dt, kt, kt_d, gt_d, kk,
                 stick, uh, g)
@@ -652,14 +653,14 @@ def _record_force(r, rec, out, pair_law, pair_par, mass, hist_key, hist_disp, po
         vvc = _col(vv, col)
         dxc = dx[col]
         fx = (M[0, 0] * vxc[0] + M[0, 1] * vxc[1] + M[0, 2] * vxc[2] + M[0, 3] * nxc[0] + M[0, 4] * nxc[1]
-              + M[0, 5] * nxc[2] + M[0, 9] * dxc,
+              + M[0, 5] * nxc[2] + M[0, 6] * dxc,
               M[1, 0] * vxc[0] + M[1, 1] * vxc[1] + M[1, 2] * vxc[2] + M[1, 3] * nxc[0] + M[1, 4] * nxc[1]
-              + M[1, 5] * nxc[2] + M[1, 9] * dxc,
+              + M[1, 5] * nxc[2] + M[1, 6] * dxc,
               M[2, 0] * vxc[0] + M[2, 1] * vxc[1] + M[2, 2] * vxc[2] + M[2, 3] * nxc[0] + M[2, 4] * nxc[1]
-              + M[2, 5] * nxc[2] + M[2, 9] * dxc)
-        fv = (M[0, 6] * vvc[0] + M[0, 7] * vvc[1] + M[0, 8] * vvc[2],
-              M[1, 6] * vvc[0] + M[1, 7] * vvc[1] + M[1, 8] * vvc[2],
-              M[2, 6] * vvc[0] + M[2, 7] * vvc[1] + M[2, 8] * vvc[2])
+              + M[2, 5] * nxc[2] + M[2, 6] * dxc)
+        fv = (M[0, 0] * vvc[0] + M[0, 1] * vvc[1] + M[0, 2] * vvc[2],
+              M[1, 0] * vvc[0] + M[1, 1] * vvc[1] + M[1, 2] * vvc[2],
+              M[2, 0] * vvc[0] + M[2, 1] * vvc[1] + M[2, 2] * vvc[2])
         pc = _col(px, col)
         if bA >= 0:
             _apply_column(0, -1.0, col, bA, rA, fx, fv, pc, F, R, Kx, Kv)
@@ -676,14 +677,14 @@ def _record_force(r, rec, out, pair_law, pair_par, mass, hist_key, hist_disp, po
 @jit_inline
 def _force_maps(M, n, vr, vn, vt, Fn, Fn_d, Fn_dd, mu, cross, kv_law, phi, dphis, Hv, Hn, dt, kt, kt_d, gt_d, kk,
                 stick, uh, g):
-    """The linear maps of :func:`_record_force`'s columns into M (3, 12) = [Ax | An | Av | ad].
+    """The linear maps of :func:`_record_force`'s columns into M[:, :7] = [Ax | An | ad] (∂F/∂v_r, ∂F/∂n, ∂F/∂δ).
 
     With P = I - n nᵀ: ∂v_t = P ∂v_r + V ∂n, V = -(n v_rᵀ + v_n I); ∂F_n = F_n' ∂δ + gxᵀ ∂v_r + gnᵀ ∂n
     (gx = -F_n'' n, gn = -F_n'' v_r, F_n'' = ∂F_n/∂δ̇) and ∂F_n/∂v = -F_n'' nᵀ ∂v_r. Normal force n F_n:
-    Ax = n gxᵀ, An = n gnᵀ + F_n I, ad = F_n' n, Av = -F_n'' n nᵀ. Friction, Kelvin-Voigt laws
+    Ax = n gxᵀ, An = n gnᵀ + F_n I, ad = F_n' n. Friction, Kelvin-Voigt laws
     (F_t = -μ F_n φ(|v_t|) v_t): Q ∂v_t + c ∂F_n with Q = -μ F_n (φ I + φ' v_t v_tᵀ), c = -μ φ v_t (times
-    ``cross``). Shear history (F_t = T = -k_t δ_t - g_t v_t when it sticks): ∂T = Tx ∂v_r + Tn ∂n + td ∂δ, Tv ∂v_r
-    with Tx = Tv = -k P (k = k_t h + g_t), Tn = k_t (n Hᵀ + (H·n) I) - k V, td = -(k_t' δ_t + g_t' v_t) (times
+    ``cross``). Shear history (F_t = T = -k_t δ_t - g_t v_t when it sticks): ∂T = Tx ∂v_r + Tn ∂n + td ∂δ
+    with Tx = -k P (k = k_t h + g_t), Tn = k_t (n Hᵀ + (H·n) I) - k V, td = -(k_t' δ_t + g_t' v_t) (times
     ``cross``); when it slips (F_t = μ F_n û, û = T/|T|): (cross μ û) ∂F_n + g (I - û ûᵀ) ∂T, g = μ F_n/|T|.
     """
     gx = vscale(-Fn_dd, n)
@@ -692,8 +693,7 @@ def _force_maps(M, n, vr, vn, vt, Fn, Fn_d, Fn_dd, mu, cross, kv_law, phi, dphis
         for j in range(3):
             M[i, j] = n[i] * gx[j]
             M[i, 3 + j] = n[i] * gn[j] + Fn * _kd(i, j)
-            M[i, 6 + j] = n[i] * gx[j]
-        M[i, 9] = Fn_d * n[i]
+        M[i, 6] = Fn_d * n[i]
     if kv_law:
         # c ∂F_n with c = -cross μ φ v_t; Q (P ∂v_r + V ∂n)
         for i in range(3):
@@ -707,8 +707,7 @@ def _force_maps(M, n, vr, vn, vt, Fn, Fn_d, Fn_dd, mu, cross, kv_law, phi, dphis
                     qv += qim * _vmap(n, vr, vn, m, j)
                 M[i, j] += qp + ci * gx[j]
                 M[i, 3 + j] += qv + ci * gn[j]
-                M[i, 6 + j] += qp + ci * gx[j]
-            M[i, 9] += ci * Fn_d
+            M[i, 6] += ci * Fn_d
         return
     if stick:
         for i in range(3):
@@ -716,8 +715,7 @@ def _force_maps(M, n, vr, vn, vt, Fn, Fn_d, Fn_dd, mu, cross, kv_law, phi, dphis
                 tx = -kk * _proj(n, i, j)
                 M[i, j] += tx
                 M[i, 3 + j] += _shear_n(n, Hv, Hn, vr, vn, kt, kk, i, j)
-                M[i, 6 + j] += tx
-            M[i, 9] += -cross * (kt_d * dt[i] + gt_d * vt[i])
+            M[i, 6] += -cross * (kt_d * dt[i] + gt_d * vt[i])
         return
     # slip: (cross μ û) ∂F_n + g (I - û ûᵀ) ∂T
     for i in range(3):
@@ -731,11 +729,10 @@ def _force_maps(M, n, vr, vn, vt, Fn, Fn_d, Fn_dd, mu, cross, kv_law, phi, dphis
                 sn += sim * _shear_n(n, Hv, Hn, vr, vn, kt, kk, m, j)
             M[i, j] += sx + cu * gx[j]
             M[i, 3 + j] += sn + cu * gn[j]
-            M[i, 6 + j] += sx + cu * gx[j]
         sd = 0.0
         for m in range(3):
             sd += g * (_kd(i, m) - uh[i] * uh[m]) * -cross * (kt_d * dt[m] + gt_d * vt[m])
-        M[i, 9] += sd + cu * Fn_d
+        M[i, 6] += sd + cu * Fn_d
 
 
 @jit_inline
