@@ -192,15 +192,17 @@ def shape_poses(s_type, s_body, s_pos, s_rot, s_rid, s_par, pos, R, margin, sw_c
         c = vadd(_r3(pos, b), mat_vec(R, b, _r3(s_pos, s)))
         for i in range(3):
             sw_c[s, i] = c[i]
-            if s_rid[s]:
+        if s_rid[s]:
+            for i in range(3):
                 for j in range(3):
                     sw_R[s, i, j] = R[b, i, j]
-                continue
-            for j in range(3):
-                acc = 0.0
-                for k in range(3):
-                    acc += R[b, i, k] * s_rot[s, k, j]
-                sw_R[s, i, j] = acc
+        else:
+            for i in range(3):
+                for j in range(3):
+                    acc = 0.0
+                    for k in range(3):
+                        acc += R[b, i, k] * s_rot[s, k, j]
+                    sw_R[s, i, j] = acc
         t = s_type[s]
         for i in range(3):
             hh = _support(t, s_par, s, sw_R[s, i, 0], sw_R[s, i, 1], sw_R[s, i, 2])
@@ -448,7 +450,7 @@ def _corner_axial(tc, a, c):
 
 
 @jit_inline_ir
-def _wheel_box_filter(sA, sB, s_par, sw_c, sw_R, max_pen):
+def _wheel_box_filter(sA, sB, s_par, s_rbound, sw_c, sw_R, max_pen):
     """Necessary conditions of the wheel-box narrow phase: (rims, corners), may wheel sA's rims or box sB's corners
     give a record at all?
 
@@ -457,7 +459,7 @@ def _wheel_box_filter(sA, sB, s_par, sw_c, sw_R, max_pen):
     box's slab along j (the box axis nearest to the wheel axis) and within the radius of the box's cross-section
     (the distance to the nearest face or edge is < rC, with each slice centre at most ``|st| |axb_i|`` from the
     wheel centre along i). A corner record needs a corner within the radius of the axis (bounded by the box's
-    circumradius) and within max_pen inside a flat side (``hw - max_pen < |t| < hw``, t the corner's axial
+    circumradius, ``s_rbound``) and within max_pen inside a flat side (``hw - max_pen < |t| < hw``, t the corner's axial
     coordinate, exactly linear in the corner's signs). ``_TOL`` keeps the tests wider than the exact ones.
     """
     rC = s_par[sA, 0]
@@ -479,7 +481,7 @@ def _wheel_box_filter(sA, sB, s_par, sw_c, sw_R, max_pen):
         rims = e1 * e1 + e2 * e2 < (rC + _TOL) * (rC + _TOL)
     tc = vdot(axw, dc)
     corners = False
-    if math.sqrt(max(vdot(dc, dc) - tc * tc, 0.0)) - vnorm(hb) < rC + _TOL:
+    if math.sqrt(max(vdot(dc, dc) - tc * tc, 0.0)) - s_rbound[sB] < rC + _TOL:
         a = (hb[0] * axb[0], hb[1] * axb[1], hb[2] * axb[2])
         for c in range(8):
             t = abs(_corner_axial(tc, a, c))
@@ -703,8 +705,12 @@ def _guide_sprocket(rec, n, sA, bA, sB, bB, s_pos, s_rot, s_par, sw_c, sw_R, pai
 
 
 @jit
-def shape_pair(rec, n, sA, sB, s_type, s_body, s_pos, s_rot, s_par, sw_c, sw_R, pair, dflt, pidx, max_pen):
-    """Narrow phase of one candidate shape pair (any order); returns the new record count."""
+def shape_pair(rec, n, sA, sB, s_type, s_body, s_pos, s_rot, s_par, s_rbound, sw_c, sw_R, pair, dflt, pidx,
+               max_pen):
+    """Narrow phase of one candidate shape pair (any order); returns the new record count.
+
+    ``detect`` filters the wheel-box pairs itself (``_wheel_box_filter``) and calls ``_cylinder_box`` only
+    for those that may give a record: the call of this large function cost as much as the filter."""
     ta = s_type[sA]
     tb = s_type[sB]
     if ta > tb:
@@ -745,7 +751,7 @@ def shape_pair(rec, n, sA, sB, s_type, s_body, s_pos, s_rot, s_par, sw_c, sw_R, 
             return _corners_in_box(rec, n, sB, bB, sA, bA, s_pos, s_rot, s_par, sw_c, sw_R, pair, dflt, pidx,
                                    max_pen)
         if tb == S_CYLINDER:
-            rims, corners = _wheel_box_filter(sB, sA, s_par, sw_c, sw_R, max_pen)
+            rims, corners = _wheel_box_filter(sB, sA, s_par, s_rbound, sw_c, sw_R, max_pen)
             return _cylinder_box(rec, n, sB, bB, sA, bA, s_pos, s_rot, s_par, sw_c, sw_R, pair, dflt,
                                  np.int64(sA) << 32, pidx, max_pen, rims, corners)
         if tb == S_CAPSULE:
@@ -1419,12 +1425,12 @@ def detect(rec, shp, sc, flt, ter, pos, R, margin, dflt, max_pen, wgrid):
                         # wheel on shoe, the bulk of a track's candidates: the necessary conditions here, without
                         # the calls of a pair that gives no record (as shape_pair would do it otherwise)
                         sw, sx = (bq, a) if ta == S_BOX else (a, bq)
-                        rims, corners = _wheel_box_filter(sw, sx, s_par, sw_c, sw_R, max_pen)
+                        rims, corners = _wheel_box_filter(sw, sx, s_par, shp.s_rbound, sw_c, sw_R, max_pen)
                         if rims or corners:
                             n = _cylinder_box(rec, n, sw, shp.s_body[sw], sx, shp.s_body[sx], s_pos, s_rot, s_par,
                                               sw_c, sw_R, pair, dflt, np.int64(sx) << 32, pidx, max_pen, rims,
                                               corners)
                         continue
-                    n = shape_pair(rec, n, a, bq, shp.s_type, shp.s_body, s_pos, s_rot, s_par, sw_c, sw_R, pair,
-                                   dflt, pidx, max_pen)
+                    n = shape_pair(rec, n, a, bq, shp.s_type, shp.s_body, s_pos, s_rot, s_par, shp.s_rbound, sw_c,
+                                   sw_R, pair, dflt, pidx, max_pen)
     return n

@@ -352,7 +352,7 @@ def test_wheel_box_prefilter_keeps_every_record(box, seed):
     sh = cs.shapes
     pair = cs.filters.mat_pair[sh.s_mat[0], sh.s_mat[1]]
     got = []
-    filt = D._wheel_box_filter(0, 1, sh.s_par, cs.scratch.sw_c, cs.scratch.sw_R, max_pen)
+    filt = D._wheel_box_filter(0, 1, sh.s_par, sh.s_rbound, cs.scratch.sw_c, cs.scratch.sw_R, max_pen)
     for rims, corners in (filt, (True, True)):
         rec = new_records(64)
         n = D._cylinder_box(rec, 0, 0, 0, 1, 1, sh.s_pos, sh.s_rot, sh.s_par, cs.scratch.sw_c, cs.scratch.sw_R,
