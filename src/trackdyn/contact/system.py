@@ -110,6 +110,13 @@ class ContactSystem:
         Material of shapes added without one (Chrono's defaults).
     name : str
         Prefix of the recorded series and of the history in ``State.extra``.
+    implicit : bool
+        True (default): the contact stiffness and damping enter the implicit
+        step's matrix (``coupling``). False: the forces act explicitly, from
+        the step's start, and add nothing to the matrix or its pattern --
+        Chrono's SMC systems without "stiff contact". Cheaper per step
+        (no Jacobians); stable only below the contacts' explicit step limit
+        (the M113 on concrete: between 1e-3 and 2e-3 s, docs/contact.md).
     """
 
     def __init__(self, model, terrain=None, *, law: str = "hertz", damping: str = "exact",
@@ -117,7 +124,7 @@ class ContactSystem:
                  default_radius: float = 0.1, max_penetration: float = 0.05, margin: float = 0.005,
                  damping_ramp: float = 1e-5,
                  exclude_jointed: bool = True, winkler_grid: int = 4, default_material: Material | None = None,
-                 name: str = "contact", capacity: int = 256):
+                 name: str = "contact", capacity: int = 256, implicit: bool = True):
         if law not in ("hertz", "hooke"):
             raise ValueError(f"ContactSystem: law must be 'hertz' or 'hooke', got {law!r}")
         if damping not in ("exact", "chrono"):
@@ -130,7 +137,10 @@ class ContactSystem:
             raise ValueError(f"ContactSystem: margin must be non-negative, got {margin!r}")
         if not (isinstance(winkler_grid, (int, np.integer)) and 1 <= winkler_grid <= 32):
             raise ValueError(f"ContactSystem: winkler_grid must be an integer in [1, 32], got {winkler_grid!r}")
+        if not isinstance(implicit, (bool, np.bool_)):
+            raise ValueError(f"ContactSystem: implicit must be True or False, got {implicit!r}")
         self.model = model
+        self.implicit = bool(implicit)
         self.name = str(name)
         self.law = law
         self.damping = damping
@@ -357,7 +367,8 @@ class ContactSystem:
             warnings.warn(f"ContactSystem {self.name!r}: no narrow phase for shape pairs "
                           f"{sorted(unsupported)}; they do not touch (separate them with collide())",
                           stacklevel=3)
-        self._pairs = sorted(pairs)
+        # explicit contact has no Jacobian in the step matrix: no coupling blocks in the pattern either
+        self._pairs = sorted(pairs) if self.implicit else []
         self._filters_base = (fam_ok, excl, type_ok, mat_pair)
         self._new_buffers(self._capacity)
         self._built = True
@@ -540,12 +551,14 @@ class ContactSystem:
             self.out, self.out_o = self.out_o, self.out
             n_detected = self._o_n
         self._o_state = None
+        # explicit contact: a step's forces only (the history is staged all the same)
+        want_jac = stepping and self.implicit
         while True:
             rec, out = (self.rec, self.out) if stepping else (self.rec_o, self.out_o)
             n = self._call("evaluate", _stage.evaluate,
                            (rec, out, self.shapes, self.scratch, self.filters, self.terrain_arrays, self.pair_par,
                             self.mass, hk, hd, kin.pos, kin.R, kin.vel, kin.omega_w, v, float(h_force), float(ctx.cK),
-                            float(ctx.cD), stepping, self.body_slot, self.pair_slot, ctx.f, ctx.Dv, data,
+                            float(ctx.cD), want_jac, self.body_slot, self.pair_slot, ctx.f, ctx.Dv, data,
                             ctx.Kxv if ctx.Kxv is not None else self._dummy_kxv,
                             self.margin, self.default_radius, self.max_penetration, self.winkler_grid,
                             self.body_out, self.glob_out, n_detected))

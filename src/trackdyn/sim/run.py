@@ -15,7 +15,14 @@ from ..assembly.builder import build_vehicle, vehicle_geometry
 from ..formulations.absolute import AbsoluteSystem
 from .simulation import Simulation
 
-__all__ = ["run", "prepare", "Prepared"]
+__all__ = ["run", "prepare", "Prepared", "split_contact_options", "CONTACT_OPTIONS"]
+
+# scenario.options keys of the links fidelity's contact (the rest go to the integrator):
+# "contact.implicit" (default True): the contact stiffness and damping enter the step matrix (implicit
+# contact); False: the contact forces act explicitly, from the step's start, as in Chrono's SMC systems
+# without "stiff contact" (korner-2024 ran Chrono's defaults) -- cheaper per step, stable only below the
+# contact's explicit step limit (docs/contact.md)
+CONTACT_OPTIONS = ("contact.implicit",)
 
 
 class Prepared:
@@ -68,6 +75,24 @@ def vehicle_drivetrain(spec, idx, sides, driver):
                       spec.powertrain.torque_map, spec.powertrain.brake_torque, driver, map_scale=scale)
 
 
+def split_contact_options(options: dict):
+    """``(ContactSystem keywords, other options)`` from a scenario's ``options`` (keys ``contact.*``).
+
+    Raises ValueError naming the key and the value for an unknown ``contact.*`` key or a bad value.
+    """
+    contact, rest = {}, {}
+    for k, v in dict(options or {}).items():
+        if not (isinstance(k, str) and k.startswith("contact.")):
+            rest[k] = v
+        elif k not in CONTACT_OPTIONS:
+            raise ValueError(f"scenario.options[{k!r}]: unknown contact option; choose from {CONTACT_OPTIONS}")
+        elif not isinstance(v, (bool, np.bool_)):
+            raise ValueError(f"scenario.options[{k!r}] = {v!r}: expected true or false")
+        else:
+            contact[k[len("contact."):]] = bool(v)
+    return contact, rest
+
+
 def prepare(scenario, record=None) -> Prepared:
     """Build everything a scenario needs, without running it."""
     from ..assembly.contact import vehicle_contact
@@ -75,6 +100,10 @@ def prepare(scenario, record=None) -> Prepared:
     from ..assembly.visuals import add_vehicle_visuals
 
     sc = scenario
+    contact_options, integrator_options = split_contact_options(sc.options)
+    if contact_options and sc.fidelity != "links":
+        raise ValueError(f"scenario.options: {sorted('contact.' + k for k in contact_options)} apply to the "
+                         f"links fidelity only, not to {sc.fidelity!r}")
     if sc.fidelity == "massless":
         # the massless-track fidelity (agapov-kovalev-pogorelov): its own builder, provider and stepper
         from ..massless.run import prepare_massless
@@ -85,7 +114,7 @@ def prepare(scenario, record=None) -> Prepared:
     spec, terrain, geo, z0 = vehicle_placement(sc)
     vm = build_vehicle(spec, origin=(sc.start_x, 0.0, z0), geometry=geo, speed=sc.speed)
     add_vehicle_visuals(vm)
-    contact = vehicle_contact(vm, terrain)
+    contact = vehicle_contact(vm, terrain, **contact_options)
     providers = [contact, ShoeTensions(vm.sides)]
     drivetrain = None
     m = vm.model
@@ -94,7 +123,7 @@ def prepare(scenario, record=None) -> Prepared:
     providers.append(drivetrain)
     system = AbsoluteSystem(m, providers=providers, coupling="diagonal")
     sim = Simulation(m, integrator=sc.integrator, step=sc.step, output_step=sc.output_step, solver=sc.solver,
-                     record=record if record is not None else sc.record, system=system, **sc.options)
+                     record=record if record is not None else sc.record, system=system, **integrator_options)
     if sc.speed:
         sim.state = system.project_velocities(sim.state)
     return Prepared(sc, spec, vm, contact, drivetrain, sim)

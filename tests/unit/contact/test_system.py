@@ -233,3 +233,85 @@ def test_damping_ramp_keeps_first_touch_smooth():
     for _ in range(101):
         sim.step()
     assert sim.state.v[0, 2] < -0.9
+
+
+# --------------------------------------------------------------------------- explicit contact
+def _sliding_scene(implicit):
+    """A spinning box sliding on the ground and two overlapping spheres of a "full"-coupled family pair."""
+    m = td.Model()
+    blk = m.add_body("block", mass=10.0, inertia=[0.1, 0.2, 0.25], pos=[0, 0, 0.0496], vel=[0.3, 0.1, -0.02],
+                     omega=[0.2, -0.1, 0.5])
+    a = m.add_body("a", mass=1.0, inertia=[0.01] * 3, pos=[1.0, 0, 0.5], vel=[0.1, 0, 0])
+    b = m.add_body("b", mass=1.0, inertia=[0.01] * 3, pos=[1.19, 0.01, 0.5], vel=[-0.2, 0.1, 0])
+    cs = ContactSystem(m, terrain=tt.Flat(), implicit=implicit)
+    mat = Material("m", young=1e8, friction=0.6, restitution=0.3)
+    cs.add_shape(blk, shapes.Box([0.3, 0.2, 0.1]), mat)
+    cs.add_shape(a, shapes.Sphere(0.1), mat, family="fa")
+    cs.add_shape(b, shapes.Sphere(0.1), mat, family="fb")
+    return m, cs
+
+
+def _one_evaluation(implicit):
+    from trackdyn.formulations.absolute import ForceContext
+
+    m, cs = _sliding_scene(implicit)
+    sim = td.Simulation(m, step=1e-4, providers=[cs])
+    s, st, h = sim.system, sim.state, 1e-4
+    s.update_kinematics(st.q, st.v)
+    f, Dv, Kxv = np.zeros((s.nb, 6)), np.zeros((s.nb, 6)), np.zeros((s.nb, 6))
+    data = np.zeros(s.pattern.nnz)
+    cs.accumulate(ForceContext(st.t, h, st, s.kin, f, Dv, data, h * h, h, Kxv))
+    return cs, s, f, Dv, Kxv, data
+
+
+def test_explicit_contact_same_forces_nothing_in_the_matrix():
+    ci, si, fi, Dvi, Kxvi, di = _one_evaluation(True)
+    ce, se, fe, Dve, Kxve, de = _one_evaluation(False)
+    assert ci.implicit and not ce.implicit
+    assert np.abs(fi[0, 2]) > 10.0 and np.abs(fi[1, 0]) > 1.0  # the box and the spheres are in contact
+    np.testing.assert_allclose(fe, fi, rtol=1e-12, atol=1e-9)
+    assert np.abs(di).max() > 0.0 and np.abs(Dvi).max() > 0.0
+    assert not de.any() and not Dve.any() and not Kxve.any()
+    # coupling blocks (the spheres', the box's with each sphere) are declared only for implicit contact
+    assert (1, 2) in ci.coupling_pairs() and ce.coupling_pairs() == []
+    assert se.pattern.nnz < si.pattern.nnz
+
+
+def test_explicit_contact_rest_and_rebound():
+    """Explicit contact: the Hertz static penetration at rest, the pair's restitution on impact."""
+    m = td.Model()
+    ball = m.add_body("ball", mass=2.0, inertia=[8e-3] * 3, pos=[0, 0, 0.1])
+    cs = ContactSystem(m, terrain=tt.Flat(), implicit=False)
+    steel = Material("steel", young=2e11, restitution=0.5)
+    cs.add_shape(ball, shapes.Sphere(0.1), steel)
+    res = td.Simulation(m, step=1e-4, output_step=1e-2, providers=[cs]).run(0.5)
+    E = 1.0 / ((1 - 0.09) / 2e11 + (1 - 0.09) / 2e10)  # steel on the default concrete ground
+    delta = (2.0 * 9.81 / (4.0 / 3.0 * E * math.sqrt(0.1))) ** (2.0 / 3.0)
+    assert 0.1 - res["ball.pos.z"][-1] == pytest.approx(delta, rel=1e-3)
+    assert res["ball.contact.force.z"][-1] == pytest.approx(2.0 * 9.81, rel=1e-6)
+    # impact at 1 m/s without gravity: rebound at e = min(0.5, ground 0.1) (exact damping)
+    for h, tol in ((1e-5, 0.005), (1e-4, 0.02)):
+        m = td.Model(gravity=(0, 0, 0))
+        ball = m.add_body("ball", mass=1.0, inertia=[4e-3] * 3, pos=[0, 0, 0.1005], vel=[0, 0, -1.0])
+        cs = ContactSystem(m, terrain=tt.Flat(), implicit=False)
+        cs.add_shape(ball, shapes.Sphere(0.1), Material("b", young=1e7, restitution=0.5))
+        sim = td.Simulation(m, step=h, providers=[cs])
+        sim.run(0.02)
+        assert sim.state.v[0, 2] == pytest.approx(0.1, rel=tol)
+
+
+def test_explicit_contact_has_a_step_limit_implicit_does_not():
+    """Steel ball resting on concrete (contact stiffness ~1e7 N/m, 2 kg: explicit limit ~ 2/ω ≈ 9e-4 s)."""
+    for implicit, h, rests in ((True, 1e-3, True), (False, 1e-4, True), (False, 1e-3, False)):
+        m = td.Model()
+        ball = m.add_body("ball", mass=2.0, inertia=[8e-3] * 3, pos=[0, 0, 0.1])
+        cs = ContactSystem(m, terrain=tt.Flat(), implicit=implicit)
+        cs.add_shape(ball, shapes.Sphere(0.1), Material("steel", young=2e11, restitution=0.5))
+        res = td.Simulation(m, step=h, output_step=1e-2, providers=[cs]).run(0.3)
+        assert (abs(res["ball.pos.z"][-1] - 0.1) < 1e-5) == rests, (implicit, h)
+
+
+def test_explicit_contact_bad_input():
+    m, cs = ball_on_ground()
+    with pytest.raises(ValueError, match="implicit must be True or False"):
+        ContactSystem(m, implicit="no")
