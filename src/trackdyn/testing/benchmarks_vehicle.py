@@ -36,7 +36,7 @@ import numpy as np
 from .benchmarks import bench, machine_info
 
 __all__ = ["m113_flat", "m113_stepsize", "m113_step", "m113_memory", "cruise_scenario", "settled_cruise",
-           "ExplicitContact", "time_per_step"]
+           "time_per_step"]
 
 SPEED = 4.2  # m/s, thesis §4.1
 
@@ -153,10 +153,15 @@ def _load() -> list:
 
 @bench("m113-flat")
 def m113_flat(t_end: float = 2.0, step: float = 1e-4, settle: float = 0.5, repeats: int = 3,
-              solver: str = "direct", output_step: float = 0.01) -> dict:
-    """Cruise at 4.2 m/s on flat ground; ``repeats`` runs of ``t_end`` s after one settling, median reported."""
+              solver: str = "direct", output_step: float = 0.01, explicit_contact: bool = False) -> dict:
+    """Cruise at 4.2 m/s on flat ground; ``repeats`` runs of ``t_end`` s after one settling, median reported.
+
+    ``explicit_contact``: the contact forces act explicitly (scenario option ``contact.implicit = false``,
+    Chrono's SMC default), from the drop on.
+    """
     t0 = time.perf_counter()
-    prep = settled_cruise(settle, step, solver=solver, output_step=output_step)
+    opts = {"contact.implicit": False} if explicit_contact else {}
+    prep = settled_cruise(settle, step, solver=solver, output_step=output_step, options=opts)
     settle_wall = time.perf_counter() - t0
     runs = []
     for _ in range(max(1, int(repeats))):
@@ -170,7 +175,8 @@ def m113_flat(t_end: float = 2.0, step: float = 1e-4, settle: float = 0.5, repea
         r["split_named_ms"] = _split_named(r, share)
     med = sorted(runs, key=lambda r: r["ms_per_step"])[len(runs) // 2]
     s = prep.sim.system
-    out = {"benchmark": "m113-flat", "integrator": prep.sim.integrator.name, "solver": solver, "bodies": s.nb,
+    out = {"benchmark": "m113-flat", "integrator": prep.sim.integrator.name, "solver": solver,
+           "explicit_contact": bool(explicit_contact), "bodies": s.nb,
            "constraint_rows": s.nc, "kkt_unknowns": s.pattern.n, "settle_s": settle,
            "settle_wall_s": settle_wall, "contact_detection_share": share,
            "contacts_at_end": int(prep.contact.glob_out[0]), "machine": machine_info()}
@@ -178,45 +184,6 @@ def m113_flat(t_end: float = 2.0, step: float = 1e-4, settle: float = 0.5, repea
     out["ms_per_step_runs"] = [r["ms_per_step"] for r in runs]
     out["runs"] = runs
     return out
-
-
-class ExplicitContact:
-    """A contact provider whose forces act explicitly: no stiffness or damping in the step matrix.
-
-    Wraps the vehicle's :class:`~trackdyn.contact.ContactSystem` for the
-    step-size study: the forces are those of the wrapped provider at the
-    step's start, while its Jacobian terms (``data``, ``Dv`` and ``Kxv``)
-    are dropped, so the step is explicit in the contact directions (as a
-    penalty method without implicit contact). Everything else is forwarded.
-    """
-
-    def __init__(self, inner):
-        self.inner = inner
-        self._Dv = None
-        self._Kxv = None
-
-    def __getattr__(self, name):
-        return getattr(self.inner, name)
-
-    def accumulate(self, ctx) -> None:
-        from ..formulations.absolute import ForceContext
-
-        if ctx.data is None:
-            self.inner.accumulate(ctx)
-            return
-        if self._Dv is None:
-            self._Dv = np.zeros_like(ctx.Dv)
-            self._Kxv = np.zeros_like(ctx.Dv)
-        self._Dv[:] = 0.0
-        self._Kxv[:] = 0.0
-        self.inner.accumulate(ForceContext(ctx.t, ctx.h, ctx.state, ctx.kin, ctx.f, self._Dv, ctx.data, 0.0, 0.0,
-                                           self._Kxv))
-
-
-def _make_explicit(prep) -> None:
-    provs = prep.sim.system.providers
-    k = provs.index(prep.contact)
-    provs[k] = ExplicitContact(prep.contact)
 
 
 def _wheel_names(prep):
@@ -232,8 +199,8 @@ def m113_stepsize(t_end: float = 2.0, settle: float = 0.5, steps=(2e-4, 5e-4, 1e
 
     The reference run is always ``euler-implicit-linearized`` with implicit contact; the other runs use
     ``integrator`` with ``options`` (e.g. ``"theta-linearized"``, ``{"theta": 0.5}``). With
-    ``explicit_contact`` they drop the contact Jacobians from the step matrix
-    (:class:`ExplicitContact`), which shows what the implicit treatment buys. ``record``: ``"all"``
+    ``explicit_contact`` their contact forces act explicitly (scenario option ``contact.implicit = false``:
+    no contact Jacobians in the step matrix), which shows what the implicit treatment buys. ``record``: ``"all"``
     (every series every 10 ms, as a study would keep them) or ``"wheels"`` (only the compared road-wheel
     heights, and the poses drawn by the viewer: no element outputs are evaluated at a sample). ``repeats``
     runs of each larger step (the same trajectory each time) give ``wall_per_sim`` as their median and
@@ -253,10 +220,12 @@ def m113_stepsize(t_end: float = 2.0, settle: float = 0.5, steps=(2e-4, 5e-4, 1e
     for h in (h_ref,) + tuple(steps):
         walls = []
         for _ in range(1 if ref is None else repeats):
-            kw = {} if ref is None else {"integrator": integrator, "options": dict(options or {})}
+            kw = {}
+            if ref is not None:
+                kw = {"integrator": integrator, "options": dict(options or {})}
+                if explicit_contact:
+                    kw["options"]["contact.implicit"] = False
             prep = _prepare(cruise_scenario(step=h, output_step=0.01, record=patterns, **kw))
-            if explicit_contact and ref is not None:
-                _make_explicit(prep)
             prep.sim.state = state0.copy()
             it = prep.sim.integrator
             worst = [0.0]
