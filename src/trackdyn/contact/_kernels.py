@@ -159,11 +159,12 @@ def _bpoint(pos, R, b, sbar):
 
 # --------------------------------------------------------------------------- witness point
 @jit_inline
-def witness_point(pmode, bA, bB, lside, pa, da, sp, sn, pos, R, cx, t1, t2, de, dm, c0, c1):
-    """World witness point c of side A and ∂c/∂x into cx (3, 12); t1, t2, de, dm scratch (3, 12)."""
-    _zero(cx)
+def witness_point(pmode, bA, bB, lside, pa, da, sp, sn, pos, R, cx, t1, t2, de, dm, c0, c1, jac):
+    """World witness point c of side A and, with ``jac``, ∂c/∂x into cx (3, 12); t1, t2, de, dm scratch (3, 12)."""
     if pmode == PM_FIXED:
-        point_jac(cx, SIDE_A, R, bA, pa)
+        if jac:
+            _zero(cx)
+            point_jac(cx, SIDE_A, R, bA, pa)
         return _bpoint(pos, R, bA, pa)
     # line on side `lside`, plane on the other side
     bl = bA if lside == 0 else bB
@@ -176,6 +177,9 @@ def witness_point(pmode, bA, bB, lside, pa, da, sp, sn, pos, R, cx, t1, t2, de, 
     me = vdot(m, e)
     w = vsub(S, a)
     t = vdot(m, w) / me
+    if not jac:
+        return (a[0] + t * e[0], a[1] + t * e[1], a[2] + t * e[2])
+    _zero(cx)
     # t1 = ∂a/∂x, t2 = ∂S/∂x ; dt = [dm·(S-a) + m·(dS - da) - t (dm·e + m·de)] / (m·e)
     _zero(t1)
     _zero(t2)
@@ -197,19 +201,24 @@ def witness_point(pmode, bA, bB, lside, pa, da, sp, sn, pos, R, cx, t1, t2, de, 
 # --------------------------------------------------------------------------- kinds
 @jit
 def contact_geometry(kind, conc, bA, bB, c, cx, ra, rb, tb, te, da, pos, R,
-                     dx, nx, px, t1, t2, t3, c0, c1):
-    """Penetration δ, normal n (B pushed along n), contact point p and their x-derivatives.
+                     dx, nx, px, t1, t2, t3, c0, c1, jac):
+    """Penetration δ, normal n (B pushed along n), contact point p and, with ``jac``, their x-derivatives.
 
-    Returns (δ, n, p); fills dx (12,), nx (3, 12), px (3, 12). t1..t3 scratch (3, 12).
+    Returns (δ, n, p); fills dx (12,), nx (3, 12), px (3, 12) (untouched without ``jac``). t1..t3 scratch
+    (3, 12).
     """
-    for k in range(12):
-        dx[k] = 0.0
-    _zero(nx)
-    _zero(px)
+    if jac:
+        for k in range(12):
+            dx[k] = 0.0
+        _zero(nx)
+        _zero(px)
+    else:
+        c1 = c0  # no columns
     if kind == K_PP:
         cB = _bpoint(pos, R, bB, tb)
-        _zero(t1)
-        point_jac(t1, SIDE_B, R, bB, tb)  # ∂cB
+        if jac:
+            _zero(t1)
+            point_jac(t1, SIDE_B, R, bB, tb)  # ∂cB
         d = vsub(cB, c)
         L = vnorm(d)
         u = vscale(1.0 / L, d)
@@ -242,10 +251,11 @@ def contact_geometry(kind, conc, bA, bB, c, cx, ra, rb, tb, te, da, pos, R,
     if kind == K_PL:
         a = _bpoint(pos, R, bB, tb)
         e = mat_vec(R, bB, te)
-        _zero(t1)
-        _zero(t2)
-        point_jac(t1, SIDE_B, R, bB, tb)  # ∂a
-        dir_jac(t2, SIDE_B, R, bB, te)  # ∂e
+        if jac:
+            _zero(t1)
+            _zero(t2)
+            point_jac(t1, SIDE_B, R, bB, tb)  # ∂a
+            dir_jac(t2, SIDE_B, R, bB, te)  # ∂e
         w = vsub(c, a)
         s = vdot(w, e)
         f = (a[0] + s * e[0], a[1] + s * e[1], a[2] + s * e[2])
@@ -281,10 +291,11 @@ def contact_geometry(kind, conc, bA, bB, c, cx, ra, rb, tb, te, da, pos, R,
     # planes: PN and DN
     P = _bpoint(pos, R, bB, tb)
     nB = mat_vec(R, bB, te)
-    _zero(t1)
-    _zero(t2)
-    point_jac(t1, SIDE_B, R, bB, tb)  # ∂P
-    dir_jac(t2, SIDE_B, R, bB, te)  # ∂nB
+    if jac:
+        _zero(t1)
+        _zero(t2)
+        point_jac(t1, SIDE_B, R, bB, tb)  # ∂P
+        dir_jac(t2, SIDE_B, R, bB, te)  # ∂nB
     cp = vsub(c, P)
     n = vscale(-1.0, nB)
     if kind == K_PN:
@@ -302,8 +313,9 @@ def contact_geometry(kind, conc, bA, bB, c, cx, ra, rb, tb, te, da, pos, R,
         return delta, n, p
     # K_DN: disc of A (centre c, axis R_A da, radius ra) on the plane of B
     ax = mat_vec(R, bA, da)
-    _zero(t3)
-    dir_jac(t3, SIDE_A, R, bA, da)  # ∂a
+    if jac:
+        _zero(t3)
+        dir_jac(t3, SIDE_A, R, bA, da)  # ∂a
     kk = vdot(nB, ax)
     wv = (nB[0] - kk * ax[0], nB[1] - kk * ax[1], nB[2] - kk * ax[2])
     W = vnorm(wv)
@@ -338,9 +350,8 @@ def _body_w(v, b):
 
 
 @jit_inline
-def relative_velocity(bA, bB, p, px, pos, R, vel, omega_w, v, vx, vv, c0, c1):
-    """Velocity of B's material point at p relative to A's; ∂/∂x into vx, ∂/∂v into vv (3, 12)."""
-    _zero(vx)
+def relative_velocity(bA, bB, p, px, pos, R, vel, omega_w, v, vx, vv, c0, c1, jac):
+    """Velocity of B's material point at p relative to A's; ∂/∂v into vv (3, 12), with ``jac`` ∂/∂x into vx."""
     _zero(vv)
     wA = (omega_w[bA, 0], omega_w[bA, 1], omega_w[bA, 2])
     wB = (omega_w[bB, 0], omega_w[bB, 1], omega_w[bB, 2])
@@ -349,9 +360,11 @@ def relative_velocity(bA, bB, p, px, pos, R, vel, omega_w, v, vx, vv, c0, c1):
     vA = vsub((vel[bA, 0], vel[bA, 1], vel[bA, 2]), vcross(rA, wA))
     vB = vsub((vel[bB, 0], vel[bB, 1], vel[bB, 2]), vcross(rB, wB))
     vr = vsub(vB, vA)
-    dw = vsub(wB, wA)
-    for col in range(c0, c1):
-        _setcol(vx, col, vcross(dw, _col(px, col)))
+    if jac:
+        _zero(vx)
+        dw = vsub(wB, wA)
+        for col in range(c0, c1):
+            _setcol(vx, col, vcross(dw, _col(px, col)))
     for side in range(2):
         b = bA if side == 0 else bB
         if b < 0:
@@ -362,8 +375,9 @@ def relative_velocity(bA, bB, p, px, pos, R, vel, omega_w, v, vx, vv, c0, c1):
         rr = rA if side == 0 else rB
         wb = _body_w(v, b)
         for k in range(3):
-            _addcol(vx, o + k, vscale(-sg, vcross(w, _e(k))))
-            _addcol(vx, o + 3 + k, vscale(sg, vcross(mat_vec(R, b, vcross(_e(k), wb)), rr)))
+            if jac:
+                _addcol(vx, o + k, vscale(-sg, vcross(w, _e(k))))
+                _addcol(vx, o + 3 + k, vscale(sg, vcross(mat_vec(R, b, vcross(_e(k), wb)), rr)))
             vv[k, o + k] = sg
             _setcol(vv, o + 3 + k, vscale(sg, vcross(mat_vec(R, b, _e(k)), rr)))
     return vr
@@ -537,12 +551,13 @@ def _record_force(r, rec, out, pair_law, pair_par, mass, hist_key, hist_disp, po
     da = rec.da
     c = witness_point(rec.pmode[r], bA, bB, rec.lside[r], (pa[r, 0], pa[r, 1], pa[r, 2]),
                       (da[r, 0], da[r, 1], da[r, 2]), (rec.sp[r, 0], rec.sp[r, 1], rec.sp[r, 2]),
-                      (rec.sn[r, 0], rec.sn[r, 1], rec.sn[r, 2]), pos, R, cx, t1, t2, t3, vx, c0, c1)
+                      (rec.sn[r, 0], rec.sn[r, 1], rec.sn[r, 2]), pos, R, cx, t1, t2, t3, vx, c0, c1, want_jac)
     delta, n, p = contact_geometry(rec.kind[r], rec.conc[r], bA, bB, c, cx, rec.ra[r], rec.rb[r],
                                    (rec.tb[r, 0], rec.tb[r, 1], rec.tb[r, 2]),
                                    (rec.te[r, 0], rec.te[r, 1], rec.te[r, 2]),
-                                   (da[r, 0], da[r, 1], da[r, 2]), pos, R, dx, nx, px, t1, t2, t3, c0, c1)
-    vr = relative_velocity(bA, bB, p, px, pos, R, vel, omega_w, v, vx, vv, c0, c1)
+                                   (da[r, 0], da[r, 1], da[r, 2]), pos, R, dx, nx, px, t1, t2, t3, c0, c1,
+                                   want_jac)
+    vr = relative_velocity(bA, bB, p, px, pos, R, vel, omega_w, v, vx, vv, c0, c1, want_jac)
     out.delta[r] = delta
     for k in range(3):
         out.normal[r, k] = n[k]

@@ -237,17 +237,32 @@ def test_damping_ramp_keeps_first_touch_smooth():
 
 # --------------------------------------------------------------------------- explicit contact
 def _sliding_scene(implicit):
-    """A spinning box sliding on the ground and two overlapping spheres of a "full"-coupled family pair."""
+    """A spinning box sliding on the ground, two overlapping spheres of a "full"-coupled family pair, a wheel on
+    the box, a pin in a sprocket gap: every contact kind and witness mode of the vehicles."""
     m = td.Model()
     blk = m.add_body("block", mass=10.0, inertia=[0.1, 0.2, 0.25], pos=[0, 0, 0.0496], vel=[0.3, 0.1, -0.02],
                      omega=[0.2, -0.1, 0.5])
     a = m.add_body("a", mass=1.0, inertia=[0.01] * 3, pos=[1.0, 0, 0.5], vel=[0.1, 0, 0])
     b = m.add_body("b", mass=1.0, inertia=[0.01] * 3, pos=[1.19, 0.01, 0.5], vel=[-0.2, 0.1, 0])
+    # a wheel (axis y) lying on the block's top: rim slices on a face (witness points on a line)
+    w = m.add_body("w", mass=5.0, inertia=[0.02, 0.03, 0.02], pos=[0.01, 0.0, 0.1985], omega=[0.3, 1.0, 0.1],
+                   quat=[math.cos(0.02), 0.0, 0.0, math.sin(0.02)])
+    # a pin seated 1 mm deep in a gap of the M113's sprocket (witness points on the pin's axis)
+    spr = m.add_body("sprocket", mass=50.0, inertia=[2.0, 3.0, 2.0], pos=[3.0, 0.0, 1.0], omega=[0.0, 2.0, 0.0])
+    pin = m.add_body("pin", mass=1.0, inertia=[0.01] * 3, pos=[3.0, 0.0, 1.0 - (0.3 - 0.089 + 0.0125 - 0.001)],
+                     vel=[0.1, 0.0, 0.05], omega=[0.1, 0.0, 0.2])
     cs = ContactSystem(m, terrain=tt.Flat(), implicit=implicit)
+    cs.add_shape(spr, shapes.Sprocket(teeth=10, addendum_radius=0.2605, arc_centre_radius=0.3, arc_radius=0.089,
+                                      separation=0.225), family="gear")
+    cs.add_shape(pin, shapes.Cylinder(0.0125, 0.4), family="pin")
+    for fam in ("default", "fa", "fb"):
+        cs.collide("gear", fam, False)
+        cs.collide("pin", fam, False)
     mat = Material("m", young=1e8, friction=0.6, restitution=0.3)
     cs.add_shape(blk, shapes.Box([0.3, 0.2, 0.1]), mat)
     cs.add_shape(a, shapes.Sphere(0.1), mat, family="fa")
     cs.add_shape(b, shapes.Sphere(0.1), mat, family="fb")
+    cs.add_shape(w, shapes.Cylinder(0.1, 0.04), mat)
     return m, cs
 
 
@@ -268,7 +283,8 @@ def test_explicit_contact_same_forces_nothing_in_the_matrix():
     ci, si, fi, Dvi, Kxvi, di = _one_evaluation(True)
     ce, se, fe, Dve, Kxve, de = _one_evaluation(False)
     assert ci.implicit and not ce.implicit
-    assert np.abs(fi[0, 2]) > 10.0 and np.abs(fi[1, 0]) > 1.0  # the box and the spheres are in contact
+    # the box on the ground, the spheres, the wheel on the box are in contact
+    assert np.abs(fi[0, 2]) > 10.0 and np.abs(fi[1, 0]) > 1.0 and fi[3, 2] > 1.0 and fi[5, 2] < -1.0
     np.testing.assert_allclose(fe, fi, rtol=1e-12, atol=1e-9)
     assert np.abs(di).max() > 0.0 and np.abs(Dvi).max() > 0.0
     assert not de.any() and not Dve.any() and not Kxve.any()
