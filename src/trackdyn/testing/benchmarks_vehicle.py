@@ -128,7 +128,7 @@ def time_per_step(sim, t_end: float) -> dict:
     t0_sim, steps0, rec0 = sim.state.t, sim.steps, sim.record_time
     timing0 = dict(it.timing)
     start = clk()
-    sim.run(t0_sim + t_end, callback=cb)
+    res = sim.run(t0_sim + t_end, callback=cb)
     wall = clk() - start
     cpu = time.process_time() - cpu0
     steps = sim.steps - steps0
@@ -141,6 +141,7 @@ def time_per_step(sim, t_end: float) -> dict:
         "ms_per_step": 1e3 * wall / steps, "wall_per_sim": wall / (steps * sim.h), "split_ms": split,
         "cpu_ms_per_step": 1e3 * cpu / steps,
         "step_ms_p10": float(np.percentile(dt, 10)), "step_ms_median": float(np.median(dt)),
+        "status": res.metadata.get("status"),
     }
 
 
@@ -270,8 +271,11 @@ def m113_stepsize(t_end: float = 2.0, settle: float = 0.5, steps=(2e-4, 5e-4, 1e
 
 @bench("m113-step")
 def m113_step(t_end: float = 20.0, step: float = 1e-4, height: float = 0.6, x: float = 1.5,
-              delay: float = 0.5) -> dict:
-    """Full-throttle climb attempt at a rigid step of ``height`` m (timber on concrete), wall time of the run."""
+              delay: float = 0.5, explicit_contact: bool = False) -> dict:
+    """Full-throttle climb attempt at a rigid step of ``height`` m (timber on concrete), wall time of the run.
+
+    ``explicit_contact``: the contact forces act explicitly (scenario option ``contact.implicit = false``).
+    """
     from ..contact import Material
     from ..driver import FullThrottle
     from ..spec.scenario import Scenario
@@ -280,13 +284,15 @@ def m113_step(t_end: float = 20.0, step: float = 1e-4, height: float = 0.6, x: f
     concrete = Material("concrete", young=2e10, poisson=0.3, restitution=0.1, friction=0.8)
     timber = Material("timber", young=1e10, poisson=0.3, restitution=0.1, friction=0.8)
     sc = Scenario(vehicle="m113", terrain=Flat(material=concrete) + Step(height, x=x, material=timber),
-                  driver=FullThrottle(delay=delay), t_end=t_end, step=step, output_step=0.01, name="m113-step")
+                  driver=FullThrottle(delay=delay), t_end=t_end, step=step, output_step=0.01, name="m113-step",
+                  options={"contact.implicit": False} if explicit_contact else {})
     prep = _prepare(sc)
     prep.sim.run(2 * step)  # compile
     r = time_per_step(prep.sim, t_end - 2 * step)
     ch = prep.sim.system.body_names.index("chassis")
     q = prep.sim.state.q
-    out = {"benchmark": "m113-step", "height_m": height, "step_x_m": x, "t_end_s": t_end, "load": _load(),
+    out = {"benchmark": "m113-step", "height_m": height, "step_x_m": x, "t_end_s": t_end,
+           "explicit_contact": bool(explicit_contact), "load": _load(),
            "chassis_x_end_m": float(q[ch, 0]), "chassis_z_end_m": float(q[ch, 2]), "machine": machine_info()}
     out.update(r)
     return out
