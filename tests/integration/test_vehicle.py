@@ -110,4 +110,5 @@ def test_explicit_contact_option():
     assert max(abs(a[c][-1] - b[c][-1]) for c in wheels) < 2e-3  # 0.85 mm
     r = prepare(td.Scenario(vehicle="robot", t_end=0.3, step=1e-4, options={"contact.implicit": False})).sim.run(0.3)
     assert r.metadata["status"] == "diverged" and "shoe" in r.metadata["error"]
+    assert "contact.implicit = false" in r.metadata["error"]  # the diagnostic names the likely cause
     assert len(r.t) >= 1  # the samples before the blow-up are kept

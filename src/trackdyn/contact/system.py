@@ -578,6 +578,13 @@ class ContactSystem:
             self._o_state, self._o_q, self._o_n = st, st.q.copy(), n
         self._last = (rec, out, n)
 
+    def divergence_hint(self) -> str | None:
+        """Said with a diverged run's diagnostic: explicit contact has a step limit."""
+        if self.implicit:
+            return None
+        return (f"{self.name} is explicit (contact.implicit = false): the step may exceed the contacts' explicit "
+                f"limit; try a smaller step or implicit contact")
+
     def commit(self, state) -> None:
         n = self._staged
         if self._hist_key.shape[0] < n:

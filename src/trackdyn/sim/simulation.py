@@ -146,7 +146,7 @@ class Simulation:
                         rec.sample(new_state)
                         self.record_time += clk() - t0
                 except StepFailed as err:
-                    status, error = "diverged", str(err)
+                    status, error = "diverged", str(err) + self._divergence_hints()
                     self.last_good_state = self.state.copy()
                     break
                 self.state = new_state
@@ -159,6 +159,16 @@ class Simulation:
             raise
         self.wall_time += clk() - start
         return self._finish(status, error, out)
+
+    def _divergence_hints(self) -> str:
+        """What the force providers know about a blow-up (e.g. explicit contact's step limit), as text."""
+        hints = []
+        for prov in getattr(self.system, "providers", None) or []:
+            hint = getattr(prov, "divergence_hint", None)
+            text = hint() if callable(hint) else None
+            if text:
+                hints.append(text)
+        return "".join(f"; {t}" for t in hints)
 
     def _finish(self, status, error, out) -> Result:
         """The run's Result; a diverged run also keeps its last good state (``last_good_state.npz`` in ``out``)."""
