@@ -140,7 +140,7 @@ class ContactSystem:
         if not isinstance(implicit, (bool, np.bool_)):
             raise ValueError(f"ContactSystem: implicit must be True or False, got {implicit!r}")
         self.model = model
-        self.implicit = bool(implicit)
+        self._implicit = bool(implicit)
         self.name = str(name)
         self.law = law
         self.damping = damping
@@ -473,6 +473,11 @@ class ContactSystem:
         self._hist_disp = np.zeros((cap, 3))
 
     # ------------------------------------------------------------------ ForceProvider
+    @property
+    def implicit(self) -> bool:
+        """Contact stiffness and damping in the step matrix (fixed at construction: the pattern depends on it)."""
+        return self._implicit
+
     def coupling_pairs(self):
         """Body pairs whose contact Jacobian couples them (families with "full" coupling)."""
         self._build()

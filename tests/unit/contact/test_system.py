@@ -331,3 +331,5 @@ def test_explicit_contact_bad_input():
     m, cs = ball_on_ground()
     with pytest.raises(ValueError, match="implicit must be True or False"):
         ContactSystem(m, implicit="no")
+    with pytest.raises(AttributeError):
+        cs.implicit = False  # the KKT pattern depends on it: fixed at construction
