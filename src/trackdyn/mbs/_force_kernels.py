@@ -150,19 +150,14 @@ def apply_point_force(e, F, dFx, dFv, R, bi, bj, si, sj, Q, Kx, Kv):
 
 
 @nb.njit(cache=True)
-def apply_torque(e, T, dTx, dTv, R, bi, bj, Q, Kx, Kv, rot_only=False):
-    """Add world torque T on body j and -T on body i.
-
-    ``rot_only``: the columns of the translations in dTx, dTv are zero (T depends on orientations and
-    angular velocities only, as an RSDA's): they are skipped and stay as cleared.
-    """
+def apply_torque(e, T, dTx, dTv, R, bi, bj, Q, Kx, Kv):
+    """Add world torque T on body j and -T on body i (the RSDA writes these products out: :func:`rsda_eval`)."""
     Tj = mat_tvec(R, bj, T)
     Ti = mat_tvec(R, bi, T)
     for k in range(3):
         Q[e, 9 + k] += Tj[k]
         Q[e, 3 + k] -= Ti[k]
-    for cc in range(6 if rot_only else 12):
-        c = _entry(cc, rot_only)
+    for c in range(12):
         aj = mat_tvec(R, bj, (dTx[0, c], dTx[1, c], dTx[2, c]))
         ai = mat_tvec(R, bi, (dTx[0, c], dTx[1, c], dTx[2, c]))
         vj = mat_tvec(R, bj, (dTv[0, c], dTv[1, c], dTv[2, c]))
@@ -188,20 +183,6 @@ def _clear_element(e, Q, Kx, Kv):
         for c in range(12):
             Kx[e, a, c] = 0.0
             Kv[e, a, c] = 0.0
-
-
-@nb.njit(cache=True, inline="always")
-def _clear_rot_element(e, Q, Kx, Kv):
-    """Clear Q and the rotations' entries of Kx, Kv (the only ones a rotation-only element writes; the
-    others stay zero as allocated)."""
-    for a in range(12):
-        Q[e, a] = 0.0
-    for a in range(6):
-        ra = _entry(a, True)
-        for cc in range(6):
-            rc = _entry(cc, True)
-            Kx[e, ra, rc] = 0.0
-            Kv[e, ra, rc] = 0.0
 
 
 @nb.njit(cache=True, inline="always")
@@ -301,11 +282,7 @@ def rsda_eval(
     about ``z_i``; torque ``T = k (θ - θ0) + c θ̇ - t_act + table_s(θ) +
     table_d(θ̇)`` acts as ``-T z`` on body j and ``+T z`` on body i.
     """
-    # only the rotations' columns (3-5 of body i, 9-11 of body j) of dTx, dTv are written and read
-    dTx = np.empty((3, 12))
-    dTv = np.empty((3, 12))
     for e in range(body.shape[0]):
-        _clear_rot_element(e, Q, Kx, Kv)
         bi = body[e, 0]
         bj = body[e, 1]
         zib = (zi[e, 0], zi[e, 1], zi[e, 2])
@@ -339,18 +316,33 @@ def rsda_eval(
         zj_b = mat_tvec(R, bj, z)
         dthd_pi = vcross(zib, mat_tvec(R, bi, wj))
         dthd_pj = vcross(_body_omega(v, bj), zj_b)
-        # Tw = -T z ; dz/dπ̄_i = -A_i z̃̄_i
+        # The world torque τ = -T z acts on j, -τ on i; in body frames Q_j = A_jᵀ τ = -T z̄_j, Q_i = T z̄_i.
+        # With ∂T/∂π̄ = g (positions), ∂T/∂ω̄ = Ṫ_θ̇ w (velocities), ∂z/∂π̄_i = -A_i z̃̄_i and ∂A_bᵀτ/∂π̄_b =
+        # (A_bᵀ τ)~ (the body's own frame turning), every block of the rotations is an outer product plus,
+        # in the i columns of the j rows, -T A_jᵀ ∂z/∂π̄_i = T A_jᵀ (z × A_i e_a); in the i rows the frame term
+        # cancels the ∂z term (apply_torque's general products, written out: one pass, no 3×12 scratch)
+        for m in range(3):
+            Q[e, m] = 0.0
+            Q[e, 6 + m] = 0.0
+            Q[e, 3 + m] = T * zib[m]
+            Q[e, 9 + m] = -T * zj_b[m]
         for a in range(3):
-            dTi = Tth * ((X * dYi[a] - Y * dXi[a]) / r2) + Tthd * dthd_pi[a]
-            dTj = Tth * ((X * dYj[a] - Y * dXj[a]) / r2) + Tthd * dthd_pj[a]
+            gi = Tth * ((X * dYi[a] - Y * dXi[a]) / r2) + Tthd * dthd_pi[a]
+            gj = Tth * ((X * dYj[a] - Y * dXj[a]) / r2) + Tthd * dthd_pj[a]
+            hi = -Tthd * zib[a]
+            hj = Tthd * zj_b[a]
+            sk = mat_tvec(R, bj, vcross(z, (R[bi, 0, a], R[bi, 1, a], R[bi, 2, a])))
+            # (τ̄_j × e_a) with τ̄_j = -T z̄_j
+            fj = vcross(zj_b, (1.0 if a == 0 else 0.0, 1.0 if a == 1 else 0.0, 1.0 if a == 2 else 0.0))
             for m in range(3):
-                dTx[m, 3 + a] = -z[m] * dTi
-                dTx[m, 9 + a] = -z[m] * dTj
-                dTv[m, 3 + a] = -z[m] * Tthd * -zib[a]
-                dTv[m, 9 + a] = -z[m] * Tthd * zj_b[a]
-        # - T dz/dπ̄_i with dz/dπ̄_i = -A_i z̃̄_i (no per-element scratch: an allocation per bushing cost 0.1 µs)
-        _add_skew_block(dTx, 3, -T, R, bi, zib)
-        apply_torque(e, vscale(-T, z), dTx, dTv, R, bi, bj, Q, Kx, Kv, True)
+                Kx[e, 3 + m, 3 + a] = zib[m] * gi
+                Kx[e, 3 + m, 9 + a] = zib[m] * gj
+                Kx[e, 9 + m, 3 + a] = -zj_b[m] * gi + T * sk[m]
+                Kx[e, 9 + m, 9 + a] = -zj_b[m] * gj - T * fj[m]
+                Kv[e, 3 + m, 3 + a] = zib[m] * hi
+                Kv[e, 3 + m, 9 + a] = zib[m] * hj
+                Kv[e, 9 + m, 3 + a] = -zj_b[m] * hi
+                Kv[e, 9 + m, 9 + a] = -zj_b[m] * hj
 
 
 # --------------------------------------------------------------------------- bushing
