@@ -50,6 +50,11 @@ def cruise_scenario(step: float = 1e-4, output_step: float = 0.01, solver: str =
                     output_step=output_step, speed=SPEED, name="m113-flat", solver=solver, **kw)
 
 
+def _contact_options(explicit_contact: bool) -> dict:
+    """The scenario options of a benchmark's ``explicit_contact`` switch."""
+    return {"contact.implicit": False} if explicit_contact else {}
+
+
 def _prepare(sc):
     from ..sim.run import prepare
 
@@ -161,8 +166,8 @@ def m113_flat(t_end: float = 2.0, step: float = 1e-4, settle: float = 0.5, repea
     Chrono's SMC default), from the drop on.
     """
     t0 = time.perf_counter()
-    opts = {"contact.implicit": False} if explicit_contact else {}
-    prep = settled_cruise(settle, step, solver=solver, output_step=output_step, options=opts)
+    prep = settled_cruise(settle, step, solver=solver, output_step=output_step,
+                          options=_contact_options(explicit_contact))
     settle_wall = time.perf_counter() - t0
     runs = []
     for _ in range(max(1, int(repeats))):
@@ -223,9 +228,7 @@ def m113_stepsize(t_end: float = 2.0, settle: float = 0.5, steps=(2e-4, 5e-4, 1e
         for _ in range(1 if ref is None else repeats):
             kw = {}
             if ref is not None:
-                kw = {"integrator": integrator, "options": dict(options or {})}
-                if explicit_contact:
-                    kw["options"]["contact.implicit"] = False
+                kw = {"integrator": integrator, "options": {**(options or {}), **_contact_options(explicit_contact)}}
             prep = _prepare(cruise_scenario(step=h, output_step=0.01, record=patterns, **kw))
             prep.sim.state = state0.copy()
             it = prep.sim.integrator
@@ -285,7 +288,7 @@ def m113_step(t_end: float = 20.0, step: float = 1e-4, height: float = 0.6, x: f
     timber = Material("timber", young=1e10, poisson=0.3, restitution=0.1, friction=0.8)
     sc = Scenario(vehicle="m113", terrain=Flat(material=concrete) + Step(height, x=x, material=timber),
                   driver=FullThrottle(delay=delay), t_end=t_end, step=step, output_step=0.01, name="m113-step",
-                  options={"contact.implicit": False} if explicit_contact else {})
+                  options=_contact_options(explicit_contact))
     prep = _prepare(sc)
     prep.sim.run(2 * step)  # compile
     r = time_per_step(prep.sim, t_end - 2 * step)
