@@ -521,9 +521,10 @@ class DirectSolver:
 
     Same pivots as the scalar up-looking factorisation
     (:class:`ScalarDirectSolver`, ``"direct-scalar"``), in another summation
-    order (results agree to round-off). On the M113 KKT matrix (1661
-    unknowns, 22k stored entries, 43k in L) a refactorisation takes 0.29 ms
-    against 1.03 ms for the scalar one (bench/README.md).
+    order (results agree to round-off). On the settled M113's KKT matrix
+    (1661 unknowns, 17.5k stored entries, 32k in L; 13k and 24k with explicit
+    contact) a refactorisation takes 0.18 ms (0.15 ms), against 1.03 ms for
+    the scalar one on an older, denser pattern (bench/README.md).
     """
 
     name = "direct"
