@@ -219,24 +219,63 @@ def supernodal_factor(A, X, Dg, G, flag, n_sn, sn_w, sn_nr, sn_start, sn_off, e_
                 continue
             ri = e_row[ei]
             si = e_size[ei]
-            for c in range(U0, si):
-                gc = c * nr
-                for r in range(ri + c, nre):
-                    G[gc + r] = 0.0
+            # two columns of G per pass (sharing the loads of L), each from two columns of L
+            c = U0
+            while c + U1 < si:
+                g0 = c * nr
+                g1 = g0 + nr
+                r0 = ri + c
+                for r in range(r0, nre):
+                    G[g0 + r] = 0.0
+                for r in range(r0 + U1, nre):
+                    G[g1 + r] = 0.0
                 t = U0
-                while t + U1 < w:  # two columns of L per pass over G
+                while t + U1 < w:
                     ct = off + t * nr
                     ct1 = ct + nr
-                    a0 = X[ct + ri + c] * Dg[s0 + t]
-                    a1 = X[ct1 + ri + c] * Dg[s0 + t + U1]
-                    for r in range(ri + c, nre):
-                        G[gc + r] += a0 * X[ct + r] + a1 * X[ct1 + r]
+                    d0 = Dg[s0 + t]
+                    d1 = Dg[s0 + t + U1]
+                    a00 = X[ct + r0] * d0
+                    a01 = X[ct1 + r0] * d1
+                    a10 = X[ct + r0 + U1] * d0
+                    a11 = X[ct1 + r0 + U1] * d1
+                    G[g0 + r0] += a00 * X[ct + r0] + a01 * X[ct1 + r0]
+                    for r in range(r0 + U1, nre):
+                        x0 = X[ct + r]
+                        x1 = X[ct1 + r]
+                        G[g0 + r] += a00 * x0 + a01 * x1
+                        G[g1 + r] += a10 * x0 + a11 * x1
                     t += U2
                 if t < w:
                     ct = off + t * nr
-                    a0 = X[ct + ri + c] * Dg[s0 + t]
-                    for r in range(ri + c, nre):
-                        G[gc + r] += a0 * X[ct + r]
+                    d0 = Dg[s0 + t]
+                    a00 = X[ct + r0] * d0
+                    a10 = X[ct + r0 + U1] * d0
+                    G[g0 + r0] += a00 * X[ct + r0]
+                    for r in range(r0 + U1, nre):
+                        x0 = X[ct + r]
+                        G[g0 + r] += a00 * x0
+                        G[g1 + r] += a10 * x0
+                c += U2
+            if c < si:
+                g0 = c * nr
+                r0 = ri + c
+                for r in range(r0, nre):
+                    G[g0 + r] = 0.0
+                t = U0
+                while t + U1 < w:
+                    ct = off + t * nr
+                    ct1 = ct + nr
+                    a00 = X[ct + r0] * Dg[s0 + t]
+                    a01 = X[ct1 + r0] * Dg[s0 + t + U1]
+                    for r in range(r0, nre):
+                        G[g0 + r] += a00 * X[ct + r] + a01 * X[ct1 + r]
+                    t += U2
+                if t < w:
+                    ct = off + t * nr
+                    a00 = X[ct + r0] * Dg[s0 + t]
+                    for r in range(r0, nre):
+                        G[g0 + r] += a00 * X[ct + r]
             p0 = pp[ei]
             for ek in range(ei, e1):
                 if not flag[ek]:
@@ -246,10 +285,25 @@ def supernodal_factor(A, X, Dg, G, flag, n_sn, sn_w, sn_nr, sn_start, sn_off, e_
                 nrp = u_nr[p]
                 rk = e_row[ek]
                 sk = e_size[ek]
-                for c in range(U0, si):
+                diag = ek == ei  # a diagonal block: its lower triangle only
+                c = U0
+                while c + U1 < si:
                     gc = c * nr + rk
                     xc = dst + c * nrp
-                    r_lo = c if ek == ei else U0
+                    gc1 = gc + nr
+                    xc1 = xc + nrp
+                    r_lo = U0
+                    if diag:
+                        X[xc + c] -= G[gc + c]
+                        r_lo = c + U1
+                    for r in range(r_lo, sk):
+                        X[xc + r] -= G[gc + r]
+                        X[xc1 + r] -= G[gc1 + r]
+                    c += U2
+                if c < si:
+                    gc = c * nr + rk
+                    xc = dst + c * nrp
+                    r_lo = c if diag else U0
                     for r in range(r_lo, sk):
                         X[xc + r] -= G[gc + r]
                 flag[u_dflag[p]] = True
