@@ -318,11 +318,16 @@ def supernodal_solve_inplace(X, Dg, flag, n_sn, sn_w, sn_nr, sn_start, sn_off, e
         nr = sn_nr[J]
         off = sn_off[J]
         s0 = sn_start[J]
-        for j in range(U0, w):
+        j = U0
+        while j + U1 < w:  # two columns per pass; the last column has nothing below it in the block
             cj = off + j * nr
+            cj1 = cj + nr
             yj = y[s0 + j]
-            for i in range(j + U1, w):
-                y[s0 + i] -= X[cj + i] * yj
+            yj1 = y[s0 + j + U1] - X[cj + j + U1] * yj
+            y[s0 + j + U1] = yj1
+            for i in range(j + U2, w):
+                y[s0 + i] -= X[cj + i] * yj + X[cj1 + i] * yj1
+            j += U2
         for e in range(e_ptr[J], e_ptr[J + U1]):
             if not flag[e]:
                 continue
@@ -357,19 +362,44 @@ def supernodal_solve_inplace(X, Dg, flag, n_sn, sn_w, sn_nr, sn_start, sn_off, e
             r0 = e_row[e]
             g0 = e_gstart[e]
             se = e_size[e]
-            for t in range(U0, w):
+            t = U0
+            while t + U1 < w:
                 ct = off + t * nr + r0
-                acc = 0.0
+                ct1 = ct + nr
+                acc0 = 0.0
+                acc1 = 0.0
                 for r in range(U0, se):
-                    acc += X[ct + r] * y[g0 + r]
-                y[s0 + t] -= acc
-        for jr in range(U0, w):
-            j = w - U1 - jr
-            cj = off + j * nr
-            acc = 0.0
-            for i in range(j + U1, w):
-                acc += X[cj + i] * y[s0 + i]
-            y[s0 + j] -= acc
+                    yr = y[g0 + r]
+                    acc0 += X[ct + r] * yr
+                    acc1 += X[ct1 + r] * yr
+                y[s0 + t] -= acc0
+                y[s0 + t + U1] -= acc1
+                t += U2
+            if t < w:
+                ct = off + t * nr + r0
+                acc0 = 0.0
+                for r in range(U0, se):
+                    acc0 += X[ct + r] * y[g0 + r]
+                y[s0 + t] -= acc0
+        j = w
+        while j > U1:  # columns j-1 and j-2 per pass
+            j -= U2
+            c1 = off + (j + U1) * nr
+            c0 = c1 - nr
+            acc1 = 0.0
+            acc0 = 0.0
+            for i in range(j + U2, w):
+                yi = y[s0 + i]
+                acc1 += X[c1 + i] * yi
+                acc0 += X[c0 + i] * yi
+            y1 = y[s0 + j + U1] - acc1
+            y[s0 + j + U1] = y1
+            y[s0 + j] -= acc0 + X[c0 + j + U1] * y1
+        if j == U1:
+            acc0 = 0.0
+            for i in range(U1, w):
+                acc0 += X[off + i] * y[s0 + i]
+            y[s0] -= acc0
 
 
 @nb.njit(cache=True, _nrt=False)
