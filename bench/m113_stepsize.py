@@ -2,7 +2,7 @@
 
 Usage: python bench/m113_stepsize.py [--t-end 2.0] [--settle 0.5] [--steps 2e-4 5e-4 1e-3 2e-3] [--tol 1e-3]
                                     [--integrator theta-linearized] [--theta 0.5] [--record all|wheels]
-                                    [--repeats 3] [--explicit-contact]
+                                    [--repeats 3] [--explicit-contact] [--perturb 1e-5]
 """
 
 import argparse
@@ -24,9 +24,11 @@ if __name__ == "__main__":
                     help="runs of each larger step: wall_per_sim is their median, wall_per_sim_best their minimum")
     ap.add_argument("--explicit-contact", action="store_true",
                     help="the larger steps' contact forces explicit (scenario option contact.implicit = false)")
+    ap.add_argument("--perturb", type=float, default=0.0,
+                    help="scale the settled velocities by 1 ± PERTURB (fixed signs) before every run")
     a = ap.parse_args()
     opts = {} if a.theta is None else {"theta": a.theta}
     print(json.dumps(m113_stepsize(t_end=a.t_end, settle=a.settle, steps=tuple(a.steps), tol=a.tol,
                                    integrator=a.integrator, options=opts, record=a.record, repeats=a.repeats,
-                                   explicit_contact=a.explicit_contact),
+                                   explicit_contact=a.explicit_contact, perturb=a.perturb),
                      indent=2, default=str))

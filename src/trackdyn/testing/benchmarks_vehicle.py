@@ -200,7 +200,7 @@ def _wheel_names(prep):
 def m113_stepsize(t_end: float = 2.0, settle: float = 0.5, steps=(2e-4, 5e-4, 1e-3, 2e-3), tol: float = 1e-3,
                   h_ref: float = 1e-4, explicit_contact: bool = False,
                   integrator: str = "euler-implicit-linearized", options: dict | None = None,
-                  record: str = "all", repeats: int = 1) -> dict:
+                  record: str = "all", repeats: int = 1, perturb: float = 0.0) -> dict:
     """Largest step whose road-wheel vertical trajectories stay within ``tol`` (m) of the ``h_ref`` run.
 
     The reference run is always ``euler-implicit-linearized`` with implicit contact; the other runs use
@@ -211,14 +211,22 @@ def m113_stepsize(t_end: float = 2.0, settle: float = 0.5, steps=(2e-4, 5e-4, 1e
     heights, and the poses drawn by the viewer: no element outputs are evaluated at a sample). ``repeats``
     runs of each larger step (the same trajectory each time) give ``wall_per_sim`` as their median and
     ``wall_per_sim_best`` as their minimum: on a machine whose speed changes within minutes one 2-s run is
-    not a figure.
+    not a figure. ``perturb`` scales the settled state's velocities by ``1 ± perturb`` (fixed pseudo-random
+    signs per entry) before every run, the reference included: runs with a few values show how much the
+    error itself moves with the state it starts from (an error near the tolerance is then a spread, not a
+    figure).
     """
     if record not in ("all", "wheels"):
         raise ValueError(f"m113_stepsize: record must be 'all' or 'wheels', got {record!r}")
     if not isinstance(repeats, int) or repeats < 1:
         raise ValueError(f"m113_stepsize: repeats must be a positive integer, got {repeats!r}")
+    if not isinstance(perturb, (int, float)) or not 0.0 <= perturb < 0.01:
+        raise ValueError(f"m113_stepsize: perturb must be a number in [0, 0.01), got {perturb!r}")
     base = settled_cruise(settle, h_ref)
     state0 = base.sim.state.copy()
+    if perturb:
+        signs = np.random.default_rng(1).choice([-1.0, 1.0], size=state0.v.shape)
+        state0.v = state0.v * (1.0 + perturb * signs)
     wheels = _wheel_names(base)
     patterns = None if record == "all" else tuple(w + ".pos.z" for w in wheels)
     ref = None
@@ -266,7 +274,7 @@ def m113_stepsize(t_end: float = 2.0, settle: float = 0.5, steps=(2e-4, 5e-4, 1e
     best = max(passing, key=lambda r: r["step_size_s"]) if passing else runs[0]
     return {"benchmark": "m113-stepsize", "integrator": integrator, "options": dict(options or {}),
             "explicit_contact": bool(explicit_contact), "tolerance_m": tol, "record": record,
-            "t_end_s": t_end, "settle_s": settle,
+            "t_end_s": t_end, "settle_s": settle, "perturb": perturb,
             "largest_step_s": best["step_size_s"], "wall_per_sim_at_largest": best["wall_per_sim"],
             "wall_per_sim_best_at_largest": best["wall_per_sim_best"], "repeats": repeats,
             "runs": runs, "machine": machine_info()}
