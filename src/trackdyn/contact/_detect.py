@@ -34,7 +34,6 @@ jit = nb.njit(cache=True, _nrt=False, error_model="numpy")
 jit_inline = jit
 # inlined by Numba itself (LLVM leaves larger callees as calls): small helpers called per candidate pair
 jit_inline_ir = nb.njit(cache=True, _nrt=False, error_model="numpy", inline="always")
-jit_alloc = nb.njit(cache=True, error_model="numpy")
 
 # integer constants as np.int64 so that Numba does not specialise callees on literal values
 S_SPHERE = np.int64(0)
@@ -1206,7 +1205,7 @@ def _winkler_face(sw_R, s, hb, nrm):
     return bi, bs
 
 
-@jit_alloc
+@jit
 def detect(rec, shp, sc, flt, ter, pos, R, margin, dflt, max_pen, wgrid):
     """All contact records of the current pose; returns how many were found (may exceed the capacity).
 
@@ -1225,8 +1224,8 @@ def detect(rec, shp, sc, flt, ter, pos, R, margin, dflt, max_pen, wgrid):
     n = np.int64(0)
     cand = sc.cand
     stack = sc.stack
-    qmin = np.empty(3)
-    qmax = np.empty(3)
+    qmin = sc.qmin
+    qmax = sc.qmax
     up = (0.0, 0.0, 1.0)
     # ------------------------------------------------------------- terrain
     for s in range(ns):

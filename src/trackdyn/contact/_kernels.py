@@ -773,9 +773,9 @@ def _shear_n(n, Hv, Hn, vr, vn, kt, kk, i, j):
     return kt * (n[i] * Hv[j] + Hn * _kd(i, j)) - kk * _vmap(n, vr, vn, i, j)
 
 
-@jit_alloc
+@jit
 def contact_forces(n_rec, rec, out, pair_law, pair_par, mass, hist_key, hist_disp, pos, R, vel, omega_w, v, h,
-                   cK, cD, want_jac, body_slot, pair_slot, f, Dv, data, Kxv):
+                   cK, cD, want_jac, body_slot, pair_slot, f, Dv, data, Kxv, S, Kx, Kv):
     """Forces of all records into f (nb, 6); with ``want_jac`` also ``-cK ∂f/∂q - cD ∂f/∂v``
     (symmetric part) into the KKT values ``data``, ``Kv_sym v`` into ``Dv`` and the
     position terms left out of the matrix times v into ``Kxv``.
@@ -789,10 +789,11 @@ def contact_forces(n_rec, rec, out, pair_law, pair_par, mass, hist_key, hist_dis
     left out of the matrix and act explicitly; everything else (normal
     stiffness and damping, shear spring and damping, slip direction,
     geometry) is implicit with its exact value.
+
+    ``S`` (10, 3, 12), ``Kx``, ``Kv`` (12, 12): the caller's work space (nothing is allocated).
     """
-    S = np.empty((10, 3, 12))
-    Kx = np.zeros((12, 12))
-    Kv = np.zeros((12, 12))
+    _zero(Kx)
+    _zero(Kv)
     # consecutive records of the same body pair (the probes of a shoe on the ground, the slices of a wheel on a
     # shoe) add up their elements and are scattered once: 230 records of the M113 are 63 pairs
     gA = np.int64(-2)

@@ -2,7 +2,9 @@
 
 One entry point per evaluation keeps the Python overhead of a step small
 (the system calls the compiled entry directly, without re-typing the
-arguments every step).
+arguments every step). Nothing here allocates, so the kernels run without
+reference counting (``_nrt=False``): with it, every array of the record,
+shape and terrain tuples was wrapped and counted at each call.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from ._detect import detect
 from ._kernels import contact_forces
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def summaries(n, body, fn, ft, normal, point, delta, pos, body_out, glob_out):
     """Per-body totals (force, torque about the COM, count, deepest penetration) and global figures."""
     for i in range(body_out.shape[0]):
@@ -49,7 +51,7 @@ def summaries(n, body, fn, ft, normal, point, delta, pos, body_out, glob_out):
     glob_out[1] = pmax
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def evaluate(rec, out, shp, sc, flt, ter, pair_par, mass, hist_key, hist_disp, pos, R, vel, omega_w, v, h, cK, cD,
              want_jac, body_slot, pair_slot, f, Dv, data, Kxv, margin, dflt, max_pen, wgrid, body_out, glob_out,
              n_detected):
@@ -65,6 +67,6 @@ def evaluate(rec, out, shp, sc, flt, ter, pair_par, mass, hist_key, hist_disp, p
     if n > rec.kind.shape[0]:
         return n
     contact_forces(n, rec, out, flt.pair_law, pair_par, mass, hist_key, hist_disp, pos, R, vel, omega_w, v, h, cK,
-                   cD, want_jac, body_slot, pair_slot, f, Dv, data, Kxv)
+                   cD, want_jac, body_slot, pair_slot, f, Dv, data, Kxv, sc.S, sc.Kx, sc.Kv)
     summaries(n, rec.body, out.fn, out.ft, out.normal, out.point, out.delta, pos, body_out, glob_out)
     return n

@@ -54,7 +54,8 @@ __all__ = ["ContactSystem"]
 
 ShapeArrays = namedtuple("ShapeArrays",
                          "s_type s_body s_pos s_rot s_par s_mat s_fam s_rbound s_terrain b_list b_ptr b_shapes s_rid")
-Scratch = namedtuple("Scratch", "sw_c sw_R bb_min bb_max b_min b_max order cand stack")
+# qmin, qmax: a mesh query box; S, Kx, Kv: one element of the force stage (caller-owned, so the kernels allocate nothing)
+Scratch = namedtuple("Scratch", "sw_c sw_R bb_min bb_max b_min b_max order cand stack qmin qmax S Kx Kv")
 Filters = namedtuple("Filters", "fam_ok excl type_ok mat_pair pair_law pidx may")
 TerrainArrays = namedtuple(
     "TerrainArrays",
@@ -501,7 +502,8 @@ class ContactSystem:
         nbl = len(self.shapes.b_list)
         self.scratch = Scratch(np.zeros((ns, 3)), np.zeros((ns, 3, 3)), np.zeros((ns, 3)), np.zeros((ns, 3)),
                                np.zeros((nbl, 3)), np.zeros((nbl, 3)), np.arange(nbl, dtype=np.int64),
-                               np.zeros(4096, np.int64), np.zeros(self._stack_size, np.int64))
+                               np.zeros(4096, np.int64), np.zeros(self._stack_size, np.int64), np.zeros(3),
+                               np.zeros(3), np.zeros((10, 3, 12)), np.zeros((12, 12)), np.zeros((12, 12)))
         self.coupled_pairs = len(self._pairs)
         # outputs
         self.body_out = np.zeros((nb_ + 1, 8))

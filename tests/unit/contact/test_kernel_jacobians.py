@@ -255,8 +255,10 @@ def test_step_stage_scatters_the_sum_of_the_record_elements(coupled, seed):
     pair_slot = idx[None, :6, 6:].astype(np.int64).copy()
     f, Dv, Kxv, data = np.zeros((2, 6)), np.zeros((2, 6)), np.zeros((2, 6)), np.zeros(144)
     out = new_outputs(len(layout))
+    # the kernel's work space holds garbage from earlier calls: it must not leak into the result
+    work_S, work_Kx, work_Kv = rng.normal(size=(10, 3, 12)), rng.normal(size=(12, 12)), rng.normal(size=(12, 12))
     CK.contact_forces(len(layout), rec, out, pl, pp, MASS, hk, hd, pos, R, vel, om, v, h, cK, cD, True, body_slot,
-                      pair_slot, f, Dv, data, Kxv)
+                      pair_slot, f, Dv, data, Kxv, work_S, work_Kx, work_Kv)
     assert out.fn[1] == 0.0 and np.count_nonzero(out.fn > 0) == len(layout) - 1
     # reference: each record's own element in the bodies' matrix
     Kx, Kv, f_ref = np.zeros((12, 12)), np.zeros((12, 12)), np.zeros((2, 6))
