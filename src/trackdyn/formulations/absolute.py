@@ -234,6 +234,8 @@ class AbsoluteSystem:
         self._cs_Q1 = np.zeros((1, 12))
         self._cs_Kx1 = np.zeros((1, 12, 12))
         self._cs_Kv1 = np.zeros((1, 12, 12))
+        self._cs_work = np.zeros((6, 3, 12))  # constraint_stiffness_add's work space (it allocates nothing)
+        self._cs_w33 = np.zeros((4, 3, 3))
         self._scratch_f = np.zeros((nb_, 6))
         self._scratch_v = np.zeros((nb_, 6))
         self._scratch_kxv = np.zeros((nb_, 6))
@@ -424,6 +426,7 @@ class AbsoluteSystem:
             self.kin.pos, self.kin.R, self.row_slot12, self.row_rot_slot, self.row_cpl_slot, self.row_end, float(cK),
             v if want_kxv else self._scratch_v, want_kxv,
             data, self.Kxv if want_kxv else self._scratch_kxv, self._cs_Q1, self._cs_Kx1, self._cs_Kv1,
+            self._cs_work, self._cs_w33,
         )
 
     def fill_jacobian(self, data):
@@ -513,7 +516,7 @@ class AbsoluteSystem:
         return L
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def _scatter_rows(J, row_slot, data):
     for r in range(J.shape[0]):
         for k in range(12):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numba as nb
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def mass_times(mass, inertia, v, out):
     """out = M v for the block-diagonal mass matrix (per body m I, J̄)."""
     for b in range(mass.shape[0]):
@@ -15,7 +15,7 @@ def mass_times(mass, inertia, v, out):
             out[b, 3 + k] = inertia[b, k, 0] * v[b, 3] + inertia[b, k, 1] * v[b, 4] + inertia[b, k, 2] * v[b, 5]
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def euler_rhs(Mv, f, Dv, h, phi, secant_idx, secant, vmax, rhs):
     """Right-hand side of eq. 2.13: [M v + h f - h Kv v ; -clip(C/h) - time secant]."""
     nb_ = Mv.shape[0]

@@ -28,7 +28,7 @@ from ..mbs.model import State
 __all__ = ["Integrator", "StepFailed"]
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def _finite(q, v):
     """True when every entry of q and v is finite (one pass, no temporaries: this runs after every step)."""
     for x in q.flat:

@@ -40,7 +40,7 @@ __all__ = ["EulerImplicitLinearized", "ThetaLinearized"]
 # Two small compiled kernels replace about fifteen NumPy calls and five temporaries per step (the
 # per-step Python cost matters at chain64's 0.2 ms); the arithmetic is the same operation by
 # operation, so results are bit-identical to the NumPy expressions they replace.
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def _add_left_out(rhs, hh, Kxv):
     """rhs[:6 nb] += hh * Kxv (the Jacobian terms left out of the matrix, times v)."""
     nb_ = Kxv.shape[0]
@@ -49,7 +49,7 @@ def _add_left_out(rhs, hh, Kxv):
             rhs[6 * b + k] += hh * Kxv[b, k]
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def _finish_step(x, v_old, q_old, h, phi, v_new, lam, q_new, acc):
     """Unpack the solution: v_new, λ = y/h, q_new = q ⊕ h v_new, acc = (v_new - v)/h; returns max |C|."""
     nb_ = v_old.shape[0]
@@ -71,7 +71,7 @@ def _finish_step(x, v_old, q_old, h, phi, v_new, lam, q_new, acc):
     return m
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def _theta_terms(n, Ap, Ai, data, perm, v, xp, kx, hv):
     """hv (n,) = K [v; 0] in the original order: ``H v`` in the velocity rows, ``J v`` in the constraint rows
     (K the KKT matrix stored permuted as its upper triangle, v (nb, 6))."""
@@ -84,7 +84,7 @@ def _theta_terms(n, Ap, Ai, data, perm, v, xp, kx, hv):
         hv[perm[k]] = kx[k]
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def _theta_rhs(rhs, Mv, hv, theta):
     """Turn the Euler right-hand side into the θ-scheme's (see :class:`ThetaLinearized`).
 
@@ -102,7 +102,7 @@ def _theta_rhs(rhs, Mv, hv, theta):
         rhs[i] = (rhs[i] - (1.0 - theta) * hv[i]) / theta
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def _theta_mean(theta, v_old, v_new, vbar, q_old, h, q_new):
     """v̄ = θ v_new + (1-θ) v_old and q_new = q_old ⊕ h v̄."""
     for b in range(v_old.shape[0]):

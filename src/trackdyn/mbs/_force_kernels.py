@@ -23,8 +23,13 @@ import numpy as np
 
 from ..math._kernels import mat_tvec, mat_vec, row3, vadd, vcross, vdot, vscale, vsub
 
+# The per-step kernels allocate nothing (their work space is the caller's), so they run without reference
+# counting: with it, a call wraps every array argument in a counted handle and counts references inside.
+jit = nb.njit(cache=True, _nrt=False)
+jit_inline = nb.njit(cache=True, _nrt=False, inline="always")
 
-@nb.njit(cache=True, inline="always")
+
+@jit_inline
 def _entry(i, rot_only):
     """Entry i of the ones a kernel visits in a 12-coordinate element: all (0..11), or with ``rot_only`` those
     of the two rotations (0..5 -> 3, 4, 5, 9, 10, 11). Arithmetic, not a table: a table lookup made
@@ -33,7 +38,7 @@ def _entry(i, rot_only):
 
 
 # --------------------------------------------------------------------------- tables
-@nb.njit(cache=True, inline="always")
+@jit_inline
 def table_eval(xs, ys, start, count, x):
     """Piecewise-linear y(x) and dy/dx; linear extrapolation from the end segments."""
     if count <= 0:
@@ -61,7 +66,7 @@ def table_eval(xs, ys, start, count, x):
 
 
 # --------------------------------------------------------------------------- helpers
-@nb.njit(cache=True, inline="always")
+@jit_inline
 def _add_skew_block(M, col, sign, R, b, s):
     """M[:, col:col+3] += sign * (-A_b s̃)  (∂(A s̄)/∂π̄ = -A s̃)."""
     # columns of s̃: e0 -> (0, s2, -s1), e1 -> (-s2, 0, s0), e2 -> (s1, -s0, 0)
@@ -74,20 +79,20 @@ def _add_skew_block(M, col, sign, R, b, s):
         M[k, col + 2] -= sign * c2[k]
 
 
-@nb.njit(cache=True, inline="always")
+@jit_inline
 def _add_identity(M, col, sign):
     for k in range(3):
         M[k, col + k] += sign
 
 
-@nb.njit(cache=True, inline="always")
+@jit_inline
 def _zero(M):
     for a in range(M.shape[0]):
         for b in range(M.shape[1]):
             M[a, b] = 0.0
 
 
-@nb.njit(cache=True)
+@jit
 def point_pair_jacobians(R, bi, bj, si, sj, wi_b, wj_b, Dd, Ddx, Ddv):
     """Jacobians of ``d = p_j - p_i`` and ``ḋ``.
 
@@ -107,7 +112,7 @@ def point_pair_jacobians(R, bi, bj, si, sj, wi_b, wj_b, Dd, Ddx, Ddv):
             Ddv[a, c] = Dd[a, c]
 
 
-@nb.njit(cache=True, inline="always")
+@jit_inline
 def _rows_skewmat_A_T(R, b, s, dF, K, e, r0, sign):
     """K[e, r0:r0+3, :] += sign * s̃ A_bᵀ dF (dF is 3 x 12)."""
     for c in range(12):
@@ -118,7 +123,7 @@ def _rows_skewmat_A_T(R, b, s, dF, K, e, r0, sign):
         K[e, r0 + 2, c] += sign * v[2]
 
 
-@nb.njit(cache=True)
+@jit
 def apply_point_force(e, F, dFx, dFv, R, bi, bj, si, sj, Q, Kx, Kv):
     """Add force F on body j at s̄_j and -F on body i at s̄_i (world F)."""
     Fj = mat_tvec(R, bj, F)
@@ -149,7 +154,7 @@ def apply_point_force(e, F, dFx, dFv, R, bi, bj, si, sj, Q, Kx, Kv):
             Kx[e, 3 + k, 3 + m] -= gi[k]
 
 
-@nb.njit(cache=True)
+@jit
 def apply_torque(e, T, dTx, dTv, R, bi, bj, Q, Kx, Kv):
     """Add world torque T on body j and -T on body i (the RSDA writes these products out: :func:`rsda_eval`)."""
     Tj = mat_tvec(R, bj, T)
@@ -176,7 +181,7 @@ def apply_torque(e, T, dTx, dTv, R, bi, bj, Q, Kx, Kv):
             Kx[e, 3 + k, 3 + m] -= gi[k]
 
 
-@nb.njit(cache=True, inline="always")
+@jit_inline
 def _clear_element(e, Q, Kx, Kv):
     for a in range(12):
         Q[e, a] = 0.0
@@ -185,7 +190,7 @@ def _clear_element(e, Q, Kx, Kv):
             Kv[e, a, c] = 0.0
 
 
-@nb.njit(cache=True, inline="always")
+@jit_inline
 def _body_omega(v, b):
     if b < 0:
         return (0.0, 0.0, 0.0)
@@ -193,12 +198,12 @@ def _body_omega(v, b):
 
 
 # --------------------------------------------------------------------------- TSDA
-@nb.njit(cache=True)
+@jit
 def tsda_eval(
     body, s, k, c, l0, f_act, tab_x, tab_y, spring_tab, damper_tab,
     use_ext, ext_force, ext_dl, ext_dldot,
     pos, R, vel, omega_w, v,
-    Q, Kx, Kv, out_force, out_length, out_rate,
+    Q, Kx, Kv, out_force, out_length, out_rate, work, w33,
 ):
     """Translational spring-damper-actuator between two body points.
 
@@ -207,13 +212,13 @@ def tsda_eval(
     ``u = (p_j - p_i)/l``. Elements with ``use_ext`` take F and its partials
     from ``ext_*`` (a user callable evaluated outside).
     """
-    Dd = np.empty((3, 12))
-    Ddx = np.empty((3, 12))
-    Ddv = np.empty((3, 12))
-    dFx = np.empty((3, 12))
-    dFv = np.empty((3, 12))
-    Gd = np.empty((3, 3))
-    Gv = np.empty((3, 3))
+    Dd = work[0]
+    Ddx = work[1]
+    Ddv = work[2]
+    dFx = work[3]
+    dFv = work[4]
+    Gd = w33[0]
+    Gv = w33[1]
     for e in range(body.shape[0]):
         _clear_element(e, Q, Kx, Kv)
         bi = body[e, 0]
@@ -270,7 +275,7 @@ def tsda_eval(
 
 
 # --------------------------------------------------------------------------- RSDA
-@nb.njit(cache=True)
+@jit
 def rsda_eval(
     body, zi, xi, xj, k, c, theta0, t_act, tab_x, tab_y, spring_tab, damper_tab,
     pos, R, vel, omega_w, v,
@@ -346,7 +351,7 @@ def rsda_eval(
 
 
 # --------------------------------------------------------------------------- bushing
-@nb.njit(cache=True, inline="always")
+@jit_inline
 def _mat3_vec(M, e, a):
     return (
         M[e, 0, 0] * a[0] + M[e, 0, 1] * a[1] + M[e, 0, 2] * a[2],
@@ -355,11 +360,11 @@ def _mat3_vec(M, e, a):
     )
 
 
-@nb.njit(cache=True)
+@jit
 def bushing_eval(
     body, s, frame, frame_q, Kr, Cr, Kt, Ct, q_ext,
     pos, R, vel, omega_w, v,
-    Q, Kx, Kv, out_defl, out_rot, out_force, out_moment,
+    Q, Kx, Kv, out_defl, out_rot, out_force, out_moment, work,
 ):
     """Linear 6-dof bushing (wallin-shabana-2013 eq. 15).
 
@@ -370,19 +375,19 @@ def bushing_eval(
     ``M_b = K_θ θ + C_θ ω_r`` act as ``-B F_b`` at p_i and ``-B M_b`` on body
     i, and the opposite on body j.
     """
-    Dd = np.empty((3, 12))
-    Ddx = np.empty((3, 12))
-    Ddv = np.empty((3, 12))
-    Pd = np.empty((3, 12))   # ∂δ/∂x
-    Pdx = np.empty((3, 12))  # ∂δ̇/∂x
-    Pdv = np.empty((3, 12))  # ∂δ̇/∂v
-    Th = np.empty((3, 12))   # ∂θ/∂x
-    Wx = np.empty((3, 12))   # ∂ω_r/∂x
-    Wv = np.empty((3, 12))   # ∂ω_r/∂v
-    dFx = np.empty((3, 12))
-    dFv = np.empty((3, 12))
-    dMx = np.empty((3, 12))
-    dMv = np.empty((3, 12))
+    Dd = work[0]
+    Ddx = work[1]
+    Ddv = work[2]
+    Pd = work[3]   # ∂δ/∂x
+    Pdx = work[4]  # ∂δ̇/∂x
+    Pdv = work[5]  # ∂δ̇/∂v
+    Th = work[6]   # ∂θ/∂x
+    Wx = work[7]   # ∂ω_r/∂x
+    Wv = work[8]   # ∂ω_r/∂v
+    dFx = work[9]
+    dFv = work[10]
+    dMx = work[11]
+    dMv = work[12]
     for e in range(body.shape[0]):
         _clear_element(e, Q, Kx, Kv)
         bi = body[e, 0]
@@ -533,7 +538,7 @@ def bushing_eval(
         apply_torque(e, Mw, dMx, dMv, R, bi, bj, Q, Kx, Kv)
 
 
-@nb.njit(cache=True, inline="always")
+@jit_inline
 def _qmul(p, q):
     return (
         p[0] * q[0] - p[1] * q[1] - p[2] * q[2] - p[3] * q[3],
@@ -544,11 +549,13 @@ def _qmul(p, q):
 
 
 # --------------------------------------------------------------------------- point loads
-@nb.njit(cache=True)
-def point_load_eval(body, s, load, is_torque, body_frame, R, Q, Kx, Kv):
+@jit
+def point_load_eval(body, s, load, is_torque, body_frame, R, Q, Kx, Kv, work):
     """Constant-in-step force (at s̄) or torque on one body, world or body frame."""
-    dX = np.zeros((3, 12))
-    dV = np.zeros((3, 12))
+    dX = work[0]
+    dV = work[1]
+    _zero(dX)
+    _zero(dV)
     for e in range(body.shape[0]):
         _clear_element(e, Q, Kx, Kv)
         bj = body[e]
@@ -569,7 +576,7 @@ def point_load_eval(body, s, load, is_torque, body_frame, R, Q, Kx, Kv):
 
 
 # --------------------------------------------------------------------------- bodies
-@nb.njit(cache=True)
+@jit
 def body_forces(mass, inertia, v, gravity, f):
     """Gravity and gyroscopic torque ``-ω̄ × J̄ ω̄`` of every body into f (nb, 6)."""
     for b in range(mass.shape[0]):
@@ -589,7 +596,7 @@ def body_forces(mass, inertia, v, gravity, f):
 
 
 # --------------------------------------------------------------------------- scatter
-@nb.njit(cache=True)
+@jit
 def scatter_elements(body, Q, Kx, Kv, slot, cK, cD, v, f, data, Dv, Kxv, rot_only=False):
     """Add element forces into f (nb, 6), ``-cK Kx - cD Kv`` (symmetric part) into
     the KKT values and ``Kv_sym v`` into Dv (nb, 6) for the right-hand side.
@@ -640,7 +647,7 @@ def scatter_elements(body, Q, Kx, Kv, slot, cK, cD, v, f, data, Dv, Kxv, rot_onl
 
 
 # --------------------------------------------------------------------------- constraint stiffness
-@nb.njit(cache=True)
+@jit
 def _apply_torque_on(e, side, T, dTx, R, b, Q, Kx):
     """Add world torque T on the body of ``side`` (0: i, 1: j) only; position Jacobian dTx."""
     o = 6 * side + 3
@@ -658,7 +665,7 @@ def _apply_torque_on(e, side, T, dTx, R, b, Q, Kx):
             Kx[e, o + k, o + m] += g[k]
 
 
-@nb.njit(cache=True)
+@jit
 def _row_stiffness(r, e, row_type, row_body, row_a, row_s, row_c, row_u, row_f, lm, pos, R, Q, Kx, Kv,
                    Dd, Ddx, Ddv, dF, dT, zero):
     """Generalized force ``-Jᵀλ`` of row r and its position Jacobian into element e of Q, Kx, Kv."""
@@ -732,7 +739,7 @@ def _row_stiffness(r, e, row_type, row_body, row_a, row_s, row_c, row_u, row_f, 
             _apply_torque_on(e, 0, Ti, dT, R, bi, Q, Kx)
 
 
-@nb.njit(cache=True, inline="always")
+@jit_inline
 def _dp1_vector_i(r, t, row_a, row_u, row_f):
     """Body-i vector ā_i of a DP1 row, or of a DP1R (motor) row at its current angle."""
     if t == 0:
@@ -764,9 +771,9 @@ def constraint_stiffness_eval(row_type, row_body, row_a, row_s, row_c, row_u, ro
                        Dd, Ddx, Ddv, dF, dT, zero)
 
 
-@nb.njit(cache=True)
+@jit
 def constraint_stiffness_add(row_type, row_body, row_a, row_s, row_c, row_u, row_f, lam, pos, R, slot, rot_slot,
-                             cpl_slot, row_end, cK, v, want_kxv, data, Kxv, Qs, Kxs, Kvs):
+                             cpl_slot, row_end, cK, v, want_kxv, data, Kxv, Qs, Kxs, Kvs, work, w33):
     """Add ``-cK sym(∂(-Jᵀλ)/∂q)`` of every row into the KKT values (the joints' geometric stiffness).
 
     Same quantity as :func:`constraint_stiffness_eval` followed by
@@ -787,23 +794,24 @@ def constraint_stiffness_add(row_type, row_body, row_a, row_s, row_c, row_u, row
     Coupling entries without a slot (``joint_coupling="diagonal"``) times v go
     to ``Kxv`` when ``want_kxv``. Other row types take the generic path
     through the scratch element ``Qs`` (1, 12), ``Kxs``/``Kvs`` (1, 12, 12)
-    and the full slot map ``slot`` (nc, 12, 12). The closed-form rows read
+    (work space: ``work`` (6, 3, 12), ``w33`` (4, 3, 3)) and the full slot map ``slot`` (nc, 12, 12). The closed-form rows read
     the compact maps ``rot_slot`` (nc, 2, 6), the upper triangle
     ``(0,0), (0,1), (0,2), (1,1), (1,2), (2,2)`` of each side's rotational
     block, and ``cpl_slot`` (nc, 3, 3), the ``(π̄_i, π̄_j)`` coupling block
     (``-1``: not stored): the per-step memory traffic of the maps is then
     about 1/5 of that of ``slot``, which matters as much as the arithmetic.
     """
-    Dd = np.empty((3, 12))
-    Ddx = np.empty((3, 12))
-    Ddv = np.empty((3, 12))
-    dF = np.empty((3, 12))
-    dT = np.empty((3, 12))
-    zero = np.zeros((3, 12))
-    Kii = np.empty((3, 3))
-    Kjj = np.empty((3, 3))
-    Kij = np.empty((3, 3))
-    Kji = np.empty((3, 3))
+    Dd = work[0]
+    Ddx = work[1]
+    Ddv = work[2]
+    dF = work[3]
+    dT = work[4]
+    zero = work[5]
+    _zero(zero)
+    Kii = w33[0]
+    Kjj = w33[1]
+    Kij = w33[2]
+    Kji = w33[3]
     r_next = 0
     for r in range(row_type.shape[0]):
         if r < r_next:
@@ -898,7 +906,7 @@ def constraint_stiffness_add(row_type, row_body, row_a, row_s, row_c, row_u, row
             _scatter_stiffness(bi, bj, Kxs, slot, r, cK, v, want_kxv, data, Kxv)
 
 
-@nb.njit(cache=True)
+@jit
 def _scatter_stiffness(bi, bj, Kx, slot, r, cK, v, want_kxv, data, Kxv):
     """``-cK sym(Kx[0])`` of one row into the KKT values; slot-less coupling times v into Kxv."""
     for a in range(12):

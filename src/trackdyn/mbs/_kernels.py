@@ -39,7 +39,7 @@ CD = 3
 DP1R = 4
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def body_kinematics(q, v, pos, R, vel, omega_w):
     """Fill extended world-frame arrays from the state (last row = ground).
 
@@ -78,7 +78,7 @@ def body_kinematics(q, v, pos, R, vel, omega_w):
             R[g, k, m] = 1.0 if k == m else 0.0
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def advance_positions(q, v, h, q_out):
     """Exponential-map update q ⊕ h v (thesis eq. 2.9), quaternions renormalised."""
     for b in range(q.shape[0]):
@@ -94,7 +94,7 @@ def advance_positions(q, v, h, q_out):
         q_out[b, 6] = p[3] / n
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def advance_positions_dq(q, dx, q_out):
     """q ⊕ dx for a position increment dx (nb, 6) = (Δr, Δπ̄) (eq. 2.15 projection)."""
     for b in range(q.shape[0]):
@@ -110,14 +110,14 @@ def advance_positions_dq(q, dx, q_out):
         q_out[b, 6] = p[3] / n
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True, _nrt=False, inline="always")
 def _put(J, r, off, a):
     J[r, off] = a[0]
     J[r, off + 1] = a[1]
     J[r, off + 2] = a[2]
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def constraint_eval(
     row_type, row_body, row_a, row_s, row_c, row_u, row_f,
     pos, R, vel, omega_w, want_gamma,

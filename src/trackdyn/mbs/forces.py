@@ -236,6 +236,9 @@ class ElementBlock:
         self.Kx = np.zeros((n, 12, 12))
         self.Kv = np.zeros((n, 12, 12))
         self.slot = np.full((n, 12, 12), -1, dtype=np.int64)
+        # the kernels' work space (3 x 12 and 3 x 3 partials), owned here so that they allocate nothing
+        self.work = np.zeros((13, 3, 12))
+        self.w33 = np.zeros((2, 3, 3))
 
     def series(self):  # pragma: no cover - interface
         return {}
@@ -279,7 +282,7 @@ class TSDABlock(ElementBlock):
             FK.tsda_eval(self.body, self.s, self.k, self.c, self.l0, self.f_act, self.tab_x, self.tab_y,
                          self.spring_tab, self.damper_tab, self.use_ext, self.ext_force, self.ext_dl,
                          self.ext_dldot, kin.pos, kin.R, kin.vel, kin.omega_w, v, self.Q, self.Kx, self.Kv,
-                         self.force, self.length, self.rate)
+                         self.force, self.length, self.rate, self.work, self.w33)
             for k, fn in self.callables:
                 l, ld = self.length[k], self.rate[k]
                 el, ed = 1e-7 * max(1.0, abs(l)), 1e-7 * max(1.0, abs(ld))
@@ -289,7 +292,7 @@ class TSDABlock(ElementBlock):
         FK.tsda_eval(self.body, self.s, self.k, self.c, self.l0, self.f_act, self.tab_x, self.tab_y,
                      self.spring_tab, self.damper_tab, self.use_ext, self.ext_force, self.ext_dl,
                      self.ext_dldot, kin.pos, kin.R, kin.vel, kin.omega_w, v, self.Q, self.Kx, self.Kv,
-                     self.force, self.length, self.rate)
+                     self.force, self.length, self.rate, self.work, self.w33)
 
     def series(self):
         out = {}
@@ -371,7 +374,7 @@ class BushingBlock(ElementBlock):
     def evaluate(self, t, kin, v):
         FK.bushing_eval(self.body, self.s, self.frame, self.frame_q, self.Kr, self.Cr, self.Kt, self.Ct,
                         kin.q_ext, kin.pos, kin.R, kin.vel, kin.omega_w, v, self.Q, self.Kx, self.Kv,
-                        self.defl, self.rot, self.force, self.moment)
+                        self.defl, self.rot, self.force, self.moment, self.work)
 
     def series(self):
         out = {}
@@ -414,7 +417,7 @@ class PointLoadBlock(ElementBlock):
                 raise StepFailed(f"t = {t:.6g} s: load {self.names[k]!r}: f({t}) returned {val!r}, expected 3 finite numbers")
             self.load[k] = val
         FK.point_load_eval(self.bj, self.s, self.load, self.is_torque, self.body_frame, kin.R,
-                           self.Q, self.Kx, self.Kv)
+                           self.Q, self.Kx, self.Kv, self.work)
 
     def series(self):
         return {}

@@ -58,7 +58,7 @@ def track_inputs(th, steer, br, throttle, braking) -> None:
     braking[inner] = min(1.0, br + s)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def sprocket_torque(ws, throttle, braking, brake_torque, map_w, map_t, map_scale):
     """Drive torque T (N m) at sprocket speed ``ws`` (rad/s, relative to the hull) and dT/dws.
 
@@ -84,7 +84,7 @@ def sprocket_torque(ws, throttle, braking, brake_torque, map_w, map_t, map_scale
     return T, dT
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def _drive_kernel(chassis, sprockets, R, omega_w, throttle, braking, map_w, map_t, map_scale, brake_torque,
                   servo_ref, servo_gain, Q, Kx, Kv, out, dX, dV):
     """Sprocket torques into Q, Kx, Kv (2, 12[, 12]) and (torque, speed) into out; dX, dV (3, 12) scratch."""

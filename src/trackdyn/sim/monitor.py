@@ -29,7 +29,7 @@ from ..errors import StepFailed
 __all__ = ["DivergenceMonitor"]
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def _screen(q, v_old, v_new, lam, phi, f, m, J, max_violation, max_speed, max_spin, max_energy_jump, h):
     """True when any check of :meth:`DivergenceMonitor.check` could fail (one pass, no allocation).
 
