@@ -17,8 +17,9 @@ from trackdyn.linsolve import SOLVERS, make_solver
 from trackdyn.linsolve.kkt import DirectSolver, KKTPattern, ScalarDirectSolver
 
 
-def vehicle_like_pattern(n_shoes=10, n_wheels=3):
-    """Pattern, contact pair list and joint rows of a small two-loop 'vehicle'."""
+def vehicle_like_pattern(n_shoes=10, n_wheels=3, wheel_rows=5):
+    """Pattern, contact pair list and joint rows of a small two-loop 'vehicle' (``wheel_rows`` rows in each
+    wheel's joint to the chassis)."""
     bodies = 1
     pairs, row_body, row_unit = [], [], []
     contact = []
@@ -35,7 +36,7 @@ def vehicle_like_pattern(n_shoes=10, n_wheels=3):
                 row_unit.append(unit)
             unit += 1
         for k, w in enumerate(wheels):
-            for _ in range(5):
+            for _ in range(wheel_rows):
                 row_body.append((0, w))
                 row_unit.append(unit)
             unit += 1
@@ -79,12 +80,15 @@ def test_direct_is_the_supernodal_solver_and_the_scalar_one_is_registered():
     assert SOLVERS["direct-scalar"] is ScalarDirectSolver
 
 
+@pytest.mark.parametrize("wheel_rows", [5, 1])
 @settings(max_examples=15, deadline=None)
 @given(seed=st.integers(0, 2**31 - 1))
-def test_supernodal_matches_dense_and_scalar_as_contacts_switch(seed):
+def test_supernodal_matches_dense_and_scalar_as_contacts_switch(wheel_rows, seed):
+    """With 1-row wheel joints some supernodes are one column wide (the factorisation's single-column paths)."""
     rng = np.random.default_rng(seed)
-    pat, pairs, row_body = vehicle_like_pattern()
+    pat, pairs, row_body = vehicle_like_pattern(wheel_rows=wheel_rows)
     sup = make_solver("direct", pat)
+    assert (np.min(sup.sym.sn_w) == 1) == (wheel_rows == 1)
     sca = make_solver("direct-scalar", pat)
     assert sup.sym.n_sn < len(pat.unit_sizes)  # units were merged into supernodes
     patterns = [rng.random(len(pairs)) < 0.5, np.zeros(len(pairs), bool), np.ones(len(pairs), bool),
