@@ -351,8 +351,11 @@ def _body_w(v, b):
 
 @jit_inline
 def relative_velocity(bA, bB, p, px, pos, R, vel, omega_w, v, vx, vv, c0, c1, jac):
-    """Velocity of B's material point at p relative to A's; ∂/∂v into vv (3, 12), with ``jac`` ∂/∂x into vx."""
-    _zero(vv)
+    """Velocity of B's material point at p relative to A's; ∂/∂v into vv (3, 12), with ``jac`` ∂/∂x into vx.
+
+    Only the columns of the sides that are bodies are written (a ground side's are never read: the callers
+    loop over columns c0..c1); zeroing all of vv first was a ``memset`` call per record.
+    """
     wA = (omega_w[bA, 0], omega_w[bA, 1], omega_w[bA, 2])
     wB = (omega_w[bB, 0], omega_w[bB, 1], omega_w[bB, 2])
     rA = vsub(p, (pos[bA, 0], pos[bA, 1], pos[bA, 2]))
@@ -378,7 +381,8 @@ def relative_velocity(bA, bB, p, px, pos, R, vel, omega_w, v, vx, vv, c0, c1, ja
             if jac:
                 _addcol(vx, o + k, vscale(-sg, vcross(w, _e(k))))
                 _addcol(vx, o + 3 + k, vscale(sg, vcross(mat_vec(R, b, vcross(_e(k), wb)), rr)))
-            vv[k, o + k] = sg
+            for m in range(3):
+                vv[m, o + k] = sg if m == k else 0.0
             _setcol(vv, o + 3 + k, vscale(sg, vcross(mat_vec(R, b, _e(k)), rr)))
     return vr
 
