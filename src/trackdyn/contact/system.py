@@ -54,7 +54,7 @@ __all__ = ["ContactSystem"]
 
 ShapeArrays = namedtuple("ShapeArrays",
                          "s_type s_body s_pos s_rot s_par s_mat s_fam s_rbound s_terrain b_list b_ptr b_shapes s_rid")
-# qmin, qmax: a mesh query box; S, Kx, Kv: one element of the force stage (caller-owned, so the kernels allocate nothing)
+# qmin, qmax: a mesh query box; S, Kx, Kv: one element of the force stage (owned here: the kernels allocate nothing)
 Scratch = namedtuple("Scratch", "sw_c sw_R bb_min bb_max b_min b_max order cand stack qmin qmax S Kx Kv")
 Filters = namedtuple("Filters", "fam_ok excl type_ok mat_pair pair_law pidx may")
 TerrainArrays = namedtuple(

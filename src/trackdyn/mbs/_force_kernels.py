@@ -794,7 +794,8 @@ def constraint_stiffness_add(row_type, row_body, row_a, row_s, row_c, row_u, row
     Coupling entries without a slot (``joint_coupling="diagonal"``) times v go
     to ``Kxv`` when ``want_kxv``. Other row types take the generic path
     through the scratch element ``Qs`` (1, 12), ``Kxs``/``Kvs`` (1, 12, 12)
-    (work space: ``work`` (6, 3, 12), ``w33`` (4, 3, 3)) and the full slot map ``slot`` (nc, 12, 12). The closed-form rows read
+    (work space: ``work`` (6, 3, 12), ``w33`` (4, 3, 3)) and the full slot map
+    ``slot`` (nc, 12, 12). The closed-form rows read
     the compact maps ``rot_slot`` (nc, 2, 6), the upper triangle
     ``(0,0), (0,1), (0,2), (1,1), (1,2), (2,2)`` of each side's rotational
     block, and ``cpl_slot`` (nc, 3, 3), the ``(π̄_i, π̄_j)`` coupling block
