@@ -552,9 +552,8 @@ def _qmul(p, q):
 @jit
 def point_load_eval(body, s, load, is_torque, body_frame, R, Q, Kx, Kv, work):
     """Constant-in-step force (at s̄) or torque on one body, world or body frame."""
-    dX = work[0]
+    dX = work[0]  # zeroed per element below
     dV = work[1]
-    _zero(dX)
     _zero(dV)
     for e in range(body.shape[0]):
         _clear_element(e, Q, Kx, Kv)
