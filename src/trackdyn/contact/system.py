@@ -470,8 +470,14 @@ class ContactSystem:
         self.out = new_outputs(cap)
         self.rec_o = new_records(cap)
         self.out_o = new_outputs(cap)
+        self._new_history_buffers(cap)
+
+    def _new_history_buffers(self, cap):
+        """The committed history (sorted keys, displacements) and the commit's work space, ``cap`` records."""
         self._hist_key = np.zeros((cap, 2), np.int64)
         self._hist_disp = np.zeros((cap, 3))
+        self._hist_work = (np.zeros((cap, 2), np.int64), np.zeros((cap, 3)), np.zeros((2, cap), np.int64),
+                           np.zeros(cap + 1, np.int64))
 
     # ------------------------------------------------------------------ ForceProvider
     @property
@@ -595,12 +601,11 @@ class ContactSystem:
     def commit(self, state) -> None:
         n = self._staged
         if self._hist_key.shape[0] < n:
-            self._hist_key = np.zeros((n, 2), np.int64)
-            self._hist_disp = np.zeros((n, 3))
+            self._new_history_buffers(n)
         v = state.v if state.v.flags.c_contiguous else np.ascontiguousarray(state.v)
         m = self._call("commit", CK.commit_history,
                        (n, self.rec.key, self.rec.body, self.out.s_hist, self.out.s_d0, self.out.s_Tv, self.out.s_kt,
-                        self.out.s_cap, v, float(self._h), self._hist_key, self._hist_disp))
+                        self.out.s_cap, v, float(self._h), self._hist_key, self._hist_disp, *self._hist_work))
         state.extra[self._key_name] = self._hist_key[:m].copy()
         state.extra[self._disp_name] = self._hist_disp[:m].copy()
 

@@ -198,6 +198,57 @@ def test_history_lives_in_state_and_checkpoints():
     assert a == b
 
 
+@pytest.mark.parametrize("m, runs", [(0, 1), (1, 1), (7, 1), (220, 18), (221, 221), (64, 2)])
+def test_history_key_sort_matches_lexsort(m, runs):
+    """The commit's merge sort orders keys as ``np.lexsort`` does: sorted runs, reversed runs, equal first words."""
+    rng = np.random.default_rng(m + runs)
+    key = np.zeros((m, 2), np.int64)
+    if m:
+        cuts = np.sort(rng.choice(np.arange(1, m), size=min(runs - 1, m - 1), replace=False)) if m > 1 else []
+        for part in np.split(np.arange(m), cuts):
+            k0 = np.sort(rng.integers(0, 12, part.size))  # few distinct first words: ties decided by the second
+            key[part, 0] = k0
+            key[part, 1] = rng.permutation(10_000)[:part.size] if runs == m else np.arange(part.size) * 7 + k0
+    idx = np.full((2, m + 3), -1, np.int64)
+    work = np.full(m + 4, -1, np.int64)
+    CK.sort_keys(m, key, idx, work)
+    order = np.lexsort((key[:, 1], key[:, 0]))
+    assert np.array_equal(key[idx[0, :m]], key[order])
+
+
+def test_commit_history_writes_sorted_capped_displacements():
+    """commit_history: d = d0 + h T v (capped at s_cap / k_t), entries without history left out, sorted by key."""
+    rng = np.random.default_rng(3)
+    n, nb = 9, 4
+    key = rng.integers(0, 5, (n, 2)) * 100 + np.arange(n)[:, None]
+    key = key[::-1].copy()  # reversed: every entry out of order
+    body = rng.integers(-1, nb, (n, 2))
+    s_hist = np.array([1, 1, 0, 1, 1, 1, 0, 1, 1], np.bool_)
+    s_d0 = rng.normal(size=(n, 3)) * 1e-4
+    s_Tv = rng.normal(size=(n, 3, 12))
+    s_kt = np.full(n, 1e6)
+    s_cap = np.full(n, 1e9)
+    s_cap[4] = 1.0  # this one slides: |d| capped at 1e-6
+    v = rng.normal(size=(nb, 6))
+    h = 1e-3
+    out_key = np.zeros((n, 2), np.int64)
+    out_disp = np.zeros((n, 3))
+    work = (np.zeros((n, 2), np.int64), np.zeros((n, 3)), np.zeros((2, n), np.int64), np.zeros(n + 1, np.int64))
+    m = CK.commit_history(n, key, body, s_hist, s_d0, s_Tv, s_kt, s_cap, v, h, out_key, out_disp, *work)
+    want = {}
+    for r in np.nonzero(s_hist)[0]:
+        vv = np.concatenate([v[b] if b >= 0 else np.zeros(6) for b in body[r]])
+        d = s_d0[r] + h * s_Tv[r] @ vv
+        if s_kt[r] * np.linalg.norm(d) > s_cap[r]:
+            d *= s_cap[r] / (s_kt[r] * np.linalg.norm(d))
+        want[tuple(key[r])] = d
+    assert m == len(want)
+    order = sorted(want)
+    assert [tuple(k) for k in out_key[:m]] == order
+    np.testing.assert_allclose(out_disp[:m], np.array([want[k] for k in order]), rtol=1e-13, atol=1e-18)
+    assert np.linalg.norm(want[tuple(key[4])]) == pytest.approx(1e-6)
+
+
 def test_kelvin_voigt_box_static_deflection():
     """wallin-shabana Table 2 ground contact (k = 2e6 N/m, c = 5e3 N s/m): four corners, δ = m g / (4 k)."""
     m = td.Model()
