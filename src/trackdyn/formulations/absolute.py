@@ -216,6 +216,8 @@ class AbsoluteSystem:
         for blk in self.blocks:
             for e in range(blk.body.shape[0]):
                 blk.slot[e] = self._slots(blk.body[e], blk.full[e])
+            if blk.rotational:
+                blk.slot_rot = FK.rotational_slots(blk.slot)
         for prov in self.providers:
             prov.bind(self)
         self.row_slot12 = np.full((self.nc, 12, 12), -1, dtype=np.int64)
@@ -389,8 +391,12 @@ class AbsoluteSystem:
         self.Kxv[:] = 0.0
         for blk in self.blocks:
             blk.evaluate(t, self.kin, v)
-            FK.scatter_elements(blk.body, blk.Q, blk.Kx, blk.Kv, blk.slot, cK, cD, v, self.f, data, self.Dv,
-                                self.Kxv, blk.rotational)
+            if blk.rotational:
+                FK.scatter_rotational(blk.body, blk.Q, blk.Kx, blk.Kv, blk.slot_rot, cK, cD, v, self.f, data, self.Dv,
+                                      self.Kxv)
+            else:
+                FK.scatter_elements(blk.body, blk.Q, blk.Kx, blk.Kv, blk.slot, cK, cD, v, self.f, data, self.Dv,
+                                    self.Kxv)
         if self.providers:
             t0 = time.perf_counter()
             ctx = ForceContext(t, h, state, self.kin, self.f, self.Dv, data, cK, cD, self.Kxv, hist_weight)

@@ -227,7 +227,7 @@ class ElementBlock:
     """
 
     coupled = True  # the element couples its two bodies in the Newton matrix
-    rotational = False  # Kx, Kv are zero outside the rotations' rows and columns (see scatter_elements)
+    rotational = False  # Kx, Kv are zero outside the rotations' rows and columns (see scatter_rotational)
 
     def _alloc(self, n, elems=()):
         self.n = n

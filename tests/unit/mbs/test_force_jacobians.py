@@ -114,17 +114,18 @@ def test_rsda_torque_sign():
     assert np.allclose(blk.Q[0, 9:12], [0, 0, -3.0])
 
 
-@given(seed=seeds, to_ground=st.booleans())
-def test_rsda_rotation_only_scatter_equals_the_full_scatter(seed, to_ground):
+@given(seed=seeds, to_ground=st.booleans(), coupling=st.sampled_from(["full", "diagonal"]))
+def test_rsda_rotation_only_scatter_equals_the_full_scatter(seed, to_ground, coupling):
     """An RSDA's Jacobians are zero outside the rotations' rows and columns, so the scatter that visits only
-    those entries (``rot_only``, what the formulation uses for RSDA blocks) adds exactly what the full one adds."""
+    those entries (``scatter_rotational`` with its compact slot map, what the formulation uses for RSDA blocks)
+    adds exactly what the full one adds."""
     from trackdyn.mbs import _force_kernels as FK
 
     rng = np.random.default_rng(seed)
     m, a, b = two_bodies(rng)
     m.add_force(td.RSDA(m.ground if to_ground else a, b, axis=rng.normal(size=3), stiffness=200.0, damping=3.0,
                         free_angle=0.2, damper_table=[[-2.0, -1.0], [2.0, 3.0]], name="e"))
-    s = AbsoluteSystem(m)
+    s = AbsoluteSystem(m, coupling=coupling)  # "diagonal": the coupling block's terms go to Kxv, not the matrix
     blk = s.blocks[0]
     assert blk.rotational
     q, v = random_state(rng, 2)
@@ -135,8 +136,13 @@ def test_rsda_rotation_only_scatter_equals_the_full_scatter(seed, to_ground):
     outs = []
     for rot_only in (False, True):
         f, Dv, Kxv, data = np.zeros((2, 6)), np.zeros((2, 6)), np.zeros((2, 6)), np.arange(s.pattern.nnz, dtype=float)
-        FK.scatter_elements(blk.body, blk.Q, blk.Kx, blk.Kv, blk.slot, 1e-6, 1e-3, v, f, data, Dv, Kxv, rot_only)
+        if rot_only:
+            FK.scatter_rotational(blk.body, blk.Q, blk.Kx, blk.Kv, blk.slot_rot, 1e-6, 1e-3, v, f, data, Dv, Kxv)
+        else:
+            FK.scatter_elements(blk.body, blk.Q, blk.Kx, blk.Kv, blk.slot, 1e-6, 1e-3, v, f, data, Dv, Kxv)
         outs.append((f, Dv, Kxv, data))
     for x, y in zip(*outs):
         assert np.array_equal(x, y)
     assert np.abs(outs[0][1]).max() > 0  # the damping reached Dv: the comparison is not between zeros
+    if coupling == "diagonal" and not to_ground:
+        assert np.abs(outs[0][2]).max() > 0  # and the left-out coupling reached Kxv
