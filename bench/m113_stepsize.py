@@ -1,20 +1,34 @@
 """m113-stepsize: largest step within 1 mm of the h = 1e-4 road-wheel heights over 2 s (issue #6).
 
-Usage: python bench/m113_stepsize.py [--t-end 2.0] [--settle 0.5] [--steps 2e-4 5e-4 1e-3 2e-3] [--tol 1e-3]
+Usage: python bench/m113_stepsize.py [--t-end 2.0] [--settle 0.5] [--steps 2e-4 5e-4 1/1100 1e-3] [--tol 1e-3]
                                     [--integrator theta-linearized] [--theta 0.5] [--record all|wheels]
                                     [--repeats 3] [--explicit-contact] [--perturb 1e-5]
+
+A step is a number or a fraction (``1/1100``): the output step, 10 ms, must be a multiple of it.
 """
 
 import argparse
 import json
+from fractions import Fraction
 
 from trackdyn.testing.benchmarks_vehicle import m113_stepsize
+
+def step_size(text: str) -> float:
+    """A step size from the command line: a decimal number or a fraction such as ``1/1100``."""
+    try:
+        h = float(Fraction(text))
+    except (ValueError, ZeroDivisionError):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number or a fraction such as 1/1100") from None
+    if not h > 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: a step must be positive")
+    return h
+
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--t-end", type=float, default=2.0)
     ap.add_argument("--settle", type=float, default=0.5)
-    ap.add_argument("--steps", type=float, nargs="+", default=[2e-4, 5e-4, 1e-3, 2e-3])
+    ap.add_argument("--steps", type=step_size, nargs="+", default=[2e-4, 5e-4, 1e-3, 2e-3])
     ap.add_argument("--tol", type=float, default=1e-3)
     ap.add_argument("--integrator", default="euler-implicit-linearized")
     ap.add_argument("--theta", type=float, default=None, help="θ of theta-linearized")
