@@ -8,7 +8,8 @@ address of every compiled trackdyn kernel and its Python wrapper, records
 ``perf record -F 4999`` of its own process while the M113 steps, and prints
 the share of the samples per kernel, per runtime (``nrt``: Numba's reference
 counting, ``malloc``, ``python``: the interpreter, ``dispatch``: Numba's
-argument typing) and per library. A share is attributed to the nearest kernel
+argument typing, ``jit (unmapped)``: compiled code the map does not name) and
+per library. A share is attributed to the nearest kernel
 symbol at or below the sample's address, so a kernel's share includes the
 helpers Numba compiled into the same code (``wrap:NAME``: NAME called through
 its Python entry point, callees included). Needs ``perf`` on the PATH and
@@ -69,15 +70,17 @@ def write_perf_map() -> int:
 
 def group(report: str) -> Counter:
     """Sample shares of ``perf report --sort dso,sym`` grouped as described in the module docstring."""
-    nrt = re.compile(r"^0x[0-9a-f]+$")
+    unmapped = re.compile(r"^0x[0-9a-f]+$")
     out = Counter()
     for line in report.splitlines():
         m = re.match(r"\s*([\d.]+)%\s+(.+?)\s+\[\.\]\s+(.*)", line)
         if not m:
             continue
         pct, dso, sym = float(m.group(1)), m.group(2), m.group(3).strip()
-        if "NRT" in sym or sym.startswith("nrt:") or "nrt" in dso or ("JIT" in dso and nrt.match(sym)):
-            key = "nrt"  # reference counting (and unknown JIT code, counted here rather than lost)
+        if "NRT" in sym or sym.startswith("nrt:") or "nrt" in dso:
+            key = "nrt"  # reference counting (the map names Numba's NRT functions)
+        elif "JIT" in dso and unmapped.match(sym):
+            key = "jit (unmapped)"  # compiled code the map does not name (e.g. a kernel outside trackdyn)
         elif "libc" in dso and any(x in sym for x in ("malloc", "free", "unlink_chunk", "consolidate")):
             key = "malloc"
         elif "libpython" in dso:
