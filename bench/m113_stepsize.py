@@ -9,19 +9,16 @@ A step is a number or a fraction (``1/1100``): the output step, 10 ms, must be a
 
 import argparse
 import json
-from fractions import Fraction
 
-from trackdyn.testing.benchmarks_vehicle import m113_stepsize
+from trackdyn.testing.benchmarks_vehicle import m113_stepsize, step_size_arg
+
 
 def step_size(text: str) -> float:
-    """A step size from the command line: a decimal number or a fraction such as ``1/1100``."""
+    """argparse type of --steps (trackdyn.testing.benchmarks_vehicle.step_size_arg)."""
     try:
-        h = float(Fraction(text))
-    except (ValueError, ZeroDivisionError):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number or a fraction such as 1/1100") from None
-    if not h > 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: a step must be positive")
-    return h
+        return step_size_arg(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 if __name__ == "__main__":

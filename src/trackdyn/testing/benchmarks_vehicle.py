@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+from fractions import Fraction
 import resource
 import subprocess
 import sys
@@ -36,9 +37,21 @@ import numpy as np
 from .benchmarks import bench, machine_info
 
 __all__ = ["m113_flat", "m113_stepsize", "m113_step", "m113_memory", "cruise_scenario", "settled_cruise",
-           "time_per_step"]
+           "time_per_step", "step_size_arg"]
 
 SPEED = 4.2  # m/s, thesis §4.1
+
+
+def step_size_arg(text: str) -> float:
+    """A step size from a command line: a decimal number or a fraction such as ``1/1100`` (11 steps per
+    10-ms output sample). Raises ValueError naming the text."""
+    try:
+        h = float(Fraction(text))
+    except (ValueError, ZeroDivisionError):
+        raise ValueError(f"step {text!r}: not a number or a fraction such as 1/1100") from None
+    if not h > 0:
+        raise ValueError(f"step {text!r}: must be positive")
+    return h
 
 
 def cruise_scenario(step: float = 1e-4, output_step: float = 0.01, solver: str = "direct", **kw):
