@@ -1,5 +1,8 @@
+import importlib.util
 import os
+from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -8,3 +11,17 @@ settings.register_profile(
 )
 settings.register_profile("dev", max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture
+def bench_script():
+    """``load(name)``: the script ``bench/<name>.py`` as a module (the tools there are tested like library code)."""
+    root = Path(__file__).resolve().parents[1]
+
+    def load(name):
+        spec = importlib.util.spec_from_file_location(name, root / "bench" / f"{name}.py")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return mod
+
+    return load

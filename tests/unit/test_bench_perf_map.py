@@ -1,26 +1,16 @@
 """bench/perf_m113.py: the JIT symbol map it writes for ``perf`` and the grouping of ``perf report`` lines."""
 
-import importlib.util
 import os
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[2]
 
-
-def _load():
-    spec = importlib.util.spec_from_file_location("perf_m113", ROOT / "bench" / "perf_m113.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def test_map_names_compiled_kernels_and_their_wrappers():
+def test_map_names_compiled_kernels_and_their_wrappers(bench_script):
     from trackdyn.integrators.base import _finite
 
     assert _finite(np.zeros((2, 7)), np.zeros((2, 6)))
-    pm = _load()
+    pm = bench_script("perf_m113")
     path = f"/tmp/perf-{os.getpid()}.map"
     try:
         n = pm.write_perf_map()
@@ -38,8 +28,8 @@ def test_map_names_compiled_kernels_and_their_wrappers():
     assert all(a + s <= b for a, s, b in zip(starts, sizes, starts[1:]))
 
 
-def test_report_lines_are_grouped_by_runtime_and_kernel():
-    pm = _load()
+def test_report_lines_are_grouped_by_runtime_and_kernel(bench_script):
+    pm = bench_script("perf_m113")
     report = """
 # Overhead  Shared Object  Symbol
     20.00%  [JIT] tid 15402                                    [.] wrap:_stage.evaluate
