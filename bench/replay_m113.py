@@ -6,7 +6,8 @@ Records the compiled calls of one integrator step (every trackdyn kernel
 called through its module, and the contact system's entry-point calls) with
 their arguments, then times, interleaved in one process, (a) replaying that
 list through the kernels' entry points (no argument typing), (b) replaying it
-through Numba's dispatchers, and (c) real steps. (a) is the floor a step
+as the step calls them (through Numba's dispatchers, or the entry point where
+the step uses one), and (c) real steps. (a) is the floor a step
 written as one compiled call would approach (with the step's few array
 resets, :func:`prologue`); (b) - (a) is Numba's dispatch; (c) - (b) is the
 Python of the step (stage bookkeeping, providers, new state arrays, history
@@ -24,8 +25,9 @@ import numba as nb
 
 
 def record_step(sim, contact=None):
-    """The compiled calls ``[(dispatcher, args), ...]`` of one ``sim.integrator.step`` from ``sim.state``, and
-    the new state. Module attributes and ``contact._call`` are patched for the step and restored after."""
+    """The compiled calls ``[(dispatcher, args, by_entry), ...]`` of one ``sim.integrator.step`` from
+    ``sim.state``, and the new state; ``by_entry``: the step calls this one through its entry point (the
+    contact system does). Module attributes and ``contact._call`` are patched for the step and restored."""
     log = []
     recording = [True]
     patched, unwrap = [], {}
@@ -33,7 +35,7 @@ def record_step(sim, contact=None):
     def wrap(d):
         def w(*a):
             if recording[0]:
-                log.append((d, a))
+                log.append((d, a, False))
                 recording[0] = False  # a kernel called by a kernel's Python caller is not a second call
                 try:
                     return d(*a)
@@ -58,7 +60,7 @@ def record_step(sim, contact=None):
 
         def contact_call(name, fn, args):
             d = unwrap.get(fn, fn)
-            log.append((d, tuple(args)))
+            log.append((d, tuple(args), True))
             recording[0] = False
             try:
                 return call(name, d, args)
@@ -75,9 +77,19 @@ def record_step(sim, contact=None):
     return log, new
 
 
+def _entry(d, a):
+    return d.overloads[tuple(nb.typeof(x) for x in a)].entry_point
+
+
 def entry_plan(log):
     """``[(entry_point, args), ...]``: each call through the compiled overload for its argument types."""
-    return [(d.overloads[tuple(nb.typeof(x) for x in a)].entry_point, a) for d, a in log]
+    return [(_entry(d, a), a) for d, a, _ in log]
+
+
+def step_plan(log):
+    """``[(callable, args), ...]`` as the step calls them: through the dispatcher, or the entry point where the
+    step uses one."""
+    return [(_entry(d, a) if by_entry else d, a) for d, a, by_entry in log]
 
 
 def prologue(system, state):
@@ -121,9 +133,9 @@ if __name__ == "__main__":
     sim.run(sim.state.t + 0.01)
     start = sim.state
     log, _ = record_step(sim, prep.contact)
-    plan_ep, plan_d = entry_plan(log), list(log)
+    plan_ep, plan_d = entry_plan(log), step_plan(log)
     s = sim.system
-    print(f"{len(log)} compiled calls per step: {', '.join(sorted({d.__name__ for d, _ in log}))}")
+    print(f"{len(log)} compiled calls per step: {', '.join(sorted({d.__name__ for d, _, _ in log}))}")
     print("ms per step (best of 3 blocks of --steps each, interleaved): entry points / dispatchers / real steps")
     best = [float("inf")] * 3
     for _ in range(a.rounds):

@@ -23,7 +23,7 @@ def test_replayed_calls_redo_the_step_exactly(bench_script):
     sim.run(0.05)
     start = sim.state
     log, new = tool.record_step(sim)
-    names = {d.__name__ for d, _ in log}
+    names = {d.__name__ for d, _, _ in log}
     assert {"rsda_eval", "scatter_rotational", "tsda_eval", "supernodal_factor", "_finish_step"} <= names
     want = (new.q.copy(), new.v.copy(), new.lam.copy())
     for arr in (new.q, new.v, new.lam):
