@@ -601,7 +601,8 @@ class ContactSystem:
     def commit(self, state) -> None:
         n = self._staged
         if self._hist_key.shape[0] < n:
-            self._new_history_buffers(n)
+            # as large as the records' buffers (grown by doubling): not one reallocation per new largest count
+            self._new_history_buffers(max(n, self.rec.kind.shape[0]))
         v = state.v if state.v.flags.c_contiguous else np.ascontiguousarray(state.v)
         m = self._call("commit", CK.commit_history,
                        (n, self.rec.key, self.rec.body, self.out.s_hist, self.out.s_d0, self.out.s_Tv, self.out.s_kt,

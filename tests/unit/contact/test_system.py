@@ -198,6 +198,18 @@ def test_history_lives_in_state_and_checkpoints():
     assert a == b
 
 
+def test_history_buffers_grow_to_the_records_capacity():
+    """When the committed history outgrows its buffers they are reallocated as large as the record buffers
+    (grown by doubling), not to the count of the moment: one reallocation, not one per new largest count."""
+    m, cs = block_on_incline()
+    sim = td.Simulation(m, step=1e-4, providers=[cs])
+    sim.run(0.01)
+    cs._new_history_buffers(1)  # as if the history had been sized for one contact
+    sim.step()
+    assert cs._hist_key.shape[0] == cs._hist_disp.shape[0] == cs.rec.kind.shape[0] >= 4
+    assert sim.state.extra["contact.key"].shape == (4, 2)
+
+
 @pytest.mark.parametrize("m, runs", [(0, 1), (1, 1), (7, 1), (220, 18), (221, 221), (64, 2)])
 def test_history_key_sort_matches_lexsort(m, runs):
     """The commit's merge sort orders keys as ``np.lexsort`` does: sorted runs, reversed runs, equal first words."""
