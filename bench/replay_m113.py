@@ -22,6 +22,7 @@ import sys
 import time
 
 import numba as nb
+import numpy as np
 
 
 def record_step(sim, contact=None):
@@ -111,6 +112,77 @@ def replay(plan, system, state, n):
     return (time.perf_counter() - t0) / n
 
 
+class LeanStep:
+    """A step made of the recorded kernels alone: the per-step arrays (the state's q, v, λ, its history arrays,
+    the new state's arrays, the driver's memory, the contact count) substituted in the recorded argument lists,
+    then one new :class:`State`. No stage timers, no providers' Python, no ``ForceContext``: what a step with
+    the same kernels and almost no Python costs. Only for the situation recorded (no sample between steps, no
+    buffer growth: ``record_step`` is preceded by growing the contact history to the records' capacity);
+    :func:`check_lean` compares it with real steps bit for bit.
+    """
+
+    def __init__(self, system, h, log, old, new, contact=None):
+        from trackdyn.mbs.model import State
+
+        self.State, self.system, self.h = State, system, h
+        names = {id(old.q): "q", id(old.v): "v", id(old.lam): "lam", id(new.q): "q_new", id(new.v): "v_new",
+                 id(new.lam): "lam_new", id(new.acc): "acc_new"}
+        for key, arr in old.extra.items():
+            names[id(arr)] = key
+        self.calls = []
+        self.hist = None
+        for d, a, _ in log:
+            a = list(a)
+            slots = [(i, names[id(x)]) for i, x in enumerate(a) if id(x) in names]
+            nm = d.__name__
+            if nm == "evaluate":
+                a[-1] = -1  # detection on: the recorded step may have reused a sample's records
+            elif nm == "decide":
+                slots += [(2, "t"), (7, "driver")]
+            elif nm == "commit_history":
+                slots.append((0, "n"))
+                self.hist = (a[10], a[11])  # where the commit writes the new history
+            self.calls.append((_entry(d, tuple(a)), a, slots, nm))
+        self.keys = (contact._key_name, contact._disp_name) if contact is not None else None
+
+    def __call__(self, st):
+        s = self.system
+        prologue(s, st)
+        env = dict(st.extra)
+        env.update(q=st.q, v=st.v, lam=st.lam, t=st.t, q_new=np.empty(st.q.shape), v_new=np.empty(st.v.shape),
+                   lam_new=np.empty(st.lam.shape), acc_new=np.empty(st.v.shape), n=0)
+        if "driver" in env:
+            env["driver"] = env["driver"].copy()  # the decision's new memory
+        m = 0
+        for fn, tmpl, slots, nm in self.calls:
+            args = tmpl
+            if slots:
+                args = tmpl.copy()
+                for i, key in slots:
+                    args[i] = env[key]
+            r = fn(*args)
+            if nm == "evaluate":
+                env["n"] = r
+            elif nm == "commit_history":
+                m = r
+        extra = dict(st.extra)
+        if self.keys is not None:
+            extra[self.keys[0]] = self.hist[0][:m].copy()
+            extra[self.keys[1]] = self.hist[1][:m].copy()
+        if "driver" in extra:
+            extra["driver"] = env["driver"].copy()
+        return self.State(st.t + self.h, env["q_new"], env["v_new"], env["lam_new"], env["acc_new"], extra)
+
+
+def check_lean(sim, lean, n=300):
+    """True when ``n`` lean steps from ``sim.state`` give the real steps' q, v and λ bit for bit."""
+    a = b = sim.state
+    for _ in range(n):
+        a = sim.integrator.step(a)
+        b = lean(b)
+    return all(np.array_equal(x, y) for x, y in ((a.q, b.q), (a.v, b.v), (a.lam, b.lam)))
+
+
 def real_steps(sim, n):
     t0 = time.perf_counter()
     st = sim.state
@@ -127,12 +199,16 @@ if __name__ == "__main__":
     ap.add_argument("--explicit-contact", action="store_true")
     ap.add_argument("--rounds", type=int, default=8)
     ap.add_argument("--steps", type=int, default=200, help="steps per timed block")
+    ap.add_argument("--lean", action="store_true",
+                    help="also time LeanStep (the recorded kernels advancing the state) against real steps")
     a = ap.parse_args()
     prep = settled_cruise(settle=0.1, options=_contact_options(a.explicit_contact))
     sim = prep.sim
     sim.run(sim.state.t + 0.01)
+    cs = prep.contact
+    cs._new_history_buffers(cs.rec.kind.shape[0])  # no growth under the lean step
     start = sim.state
-    log, _ = record_step(sim, prep.contact)
+    log, new = record_step(sim, cs)
     plan_ep, plan_d = entry_plan(log), step_plan(log)
     s = sim.system
     print(f"{len(log)} compiled calls per step: {', '.join(sorted({d.__name__ for d, _, _ in log}))}")
@@ -148,3 +224,20 @@ if __name__ == "__main__":
     e, d, r = best
     print(f"fastest blocks: {1e3 * e:.3f} / {1e3 * d:.3f} / {1e3 * r:.3f} ms: dispatch {1e3 * (d - e):.3f} ms, "
           f"the step's Python {1e3 * (r - d):.3f} ms ({(r - e) / r:.0%} of the step outside the kernels)")
+    if a.lean:
+        lean = LeanStep(s, sim.integrator.h, log, start, new, cs)
+        sim.state = start
+        same = check_lean(sim, lean)
+        print(f"lean step: q, v, λ after 300 steps {'bit-identical to' if same else 'DIFFERENT from'} real steps")
+        best = [float("inf")] * 2
+        st = start
+        for _ in range(a.rounds):
+            r = []
+            for step in (sim.integrator.step, lean):
+                t0 = time.perf_counter()
+                for _ in range(a.steps):
+                    st = step(st)
+                r.append((time.perf_counter() - t0) / a.steps)
+            best = [min(x, y) for x, y in zip(best, r)]
+            print(f"real {1e3 * r[0]:.3f} / lean {1e3 * r[1]:.3f} ms")
+        print(f"fastest blocks: real {1e3 * best[0]:.3f} / lean {1e3 * best[1]:.3f} ms ({best[1] / best[0] - 1:+.0%})")
