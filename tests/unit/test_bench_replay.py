@@ -17,12 +17,18 @@ def _arm():
     return m
 
 
-def test_replayed_calls_redo_the_step_exactly(bench_script):
+def _recorded(bench_script):
+    """(tool, simulation, start state, recorded calls, new state) of one step of the arm from t = 0.05 s."""
     tool = bench_script("replay_m113")
     sim = td.Simulation(_arm(), step=1e-3)
     sim.run(0.05)
     start = sim.state
     log, new = tool.record_step(sim)
+    return tool, sim, start, log, new
+
+
+def test_replayed_calls_redo_the_step_exactly(bench_script):
+    tool, sim, start, log, new = _recorded(bench_script)
     names = {d.__name__ for d, _, _ in log}
     assert {"rsda_eval", "scatter_rotational", "tsda_eval", "supernodal_factor", "_finish_step"} <= names
     want = (new.q.copy(), new.v.copy(), new.lam.copy())
@@ -41,11 +47,7 @@ def test_replayed_calls_redo_the_step_exactly(bench_script):
 
 def test_lean_step_advances_like_the_real_step(bench_script):
     """LeanStep (the recorded kernels with the per-step arrays substituted) gives the real steps' states."""
-    tool = bench_script("replay_m113")
-    sim = td.Simulation(_arm(), step=1e-3)
-    sim.run(0.05)
-    start = sim.state
-    log, new = tool.record_step(sim)
+    tool, sim, start, log, new = _recorded(bench_script)
     lean = tool.LeanStep(sim.system, sim.integrator.h, log, start, new)
     sim.state = start
     assert tool.check_lean(sim, lean, n=50)
