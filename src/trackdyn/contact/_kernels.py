@@ -1007,8 +1007,8 @@ def commit_history(n_rec, key, body, s_hist, s_d0, s_Tv, s_kt, s_cap, v_new, h, 
         tmp_disp[m, 1] = d[1]
         tmp_disp[m, 2] = d[2]
         m += 1
-    # the M113's ~220 entries: argsort by the first key plus an insertion pass by the second, with three
-    # arrays allocated per call, took 8 µs of the kernel's 11 (stop 22); a merge of the runs needs neither
+    # the M113's ~220 entries: with argsort by the first key, an insertion pass by the second and three arrays
+    # allocated per call the kernel took 8.1 µs; with this merge of the runs and no allocation 7.1 µs (isolated)
     sort_keys(m, tmp_key, idx, runs)
     for i in range(m):
         j = idx[0, i]
