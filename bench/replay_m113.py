@@ -18,6 +18,7 @@ replayed step does not advance the state.
 """
 
 import argparse
+import inspect
 import sys
 import time
 
@@ -78,6 +79,11 @@ def record_step(sim, contact=None):
     return log, new
 
 
+def _param_index(d):
+    """Position of each parameter of a kernel, by name (so that the lean step follows signature changes)."""
+    return {name: i for i, name in enumerate(inspect.signature(d.py_func).parameters)}
+
+
 def _entry(d, a):
     return d.overloads[tuple(nb.typeof(x) for x in a)].entry_point
 
@@ -135,13 +141,14 @@ class LeanStep:
             a = list(a)
             slots = [(i, names[id(x)]) for i, x in enumerate(a) if id(x) in names]
             nm = d.__name__
+            arg = _param_index(d)
             if nm == "evaluate":
-                a[-1] = -1  # detection on: the recorded step may have reused a sample's records
+                a[arg["n_detected"]] = -1  # detection on: the recorded step may have reused a sample's records
             elif nm == "decide":
-                slots += [(2, "t"), (7, "driver")]
+                slots += [(arg["t"], "t"), (arg["mem"], "driver")]
             elif nm == "commit_history":
-                slots.append((0, "n"))
-                self.hist = (a[10], a[11])  # where the commit writes the new history
+                slots.append((arg["n_rec"], "n"))
+                self.hist = (a[arg["out_key"]], a[arg["out_disp"]])  # where the commit writes the new history
             self.calls.append((_entry(d, tuple(a)), a, slots, nm))
         self.keys = (contact._key_name, contact._disp_name) if contact is not None else None
 

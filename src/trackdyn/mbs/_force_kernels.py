@@ -653,16 +653,17 @@ def scatter_rotational(body, Q, Kx, Kv, slot_rot, cK, cD, v, f, data, Dv, Kxv):
                 continue
             for k in range(6):
                 f[b, k] += Q[e, 6 * side + k]
-        n = 0
+        n = 0  # position in slot_rot[e]: row ia's entries start after the 6 + 5 + ... of the rows above
         for ia in range(6):
-            a = ia + 3 if ia < 3 else ia + 6
             ba = body[e, 0 if ia < 3 else 1]
+            if ba < 0:
+                n += 6 - ia
+                continue
+            a = ia + 3 if ia < 3 else ia + 6
             ka = a - 6 if a >= 6 else a
             for ic in range(ia, 6):
                 sl = slot_rot[e, n]
                 n += 1
-                if ba < 0:
-                    continue
                 c = ic + 3 if ic < 3 else ic + 6
                 bc = body[e, 0 if ic < 3 else 1]
                 if bc < 0:

@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import json
 import os
-from fractions import Fraction
 import resource
 import subprocess
 import sys
 import time
 import warnings
+from fractions import Fraction
 
 import numpy as np
 
