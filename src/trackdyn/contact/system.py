@@ -32,9 +32,9 @@ import math
 import warnings
 from collections import namedtuple
 
-import numba as nb
 import numpy as np
 
+from .._compiled import entry_point
 from . import _stage
 from . import _kernels as CK
 from ._buffers import new_outputs, new_records
@@ -531,10 +531,7 @@ class ContactSystem:
         """Call a compiled kernel through its entry point (typed once; no per-call type dispatch)."""
         ep = self._entry.get(name)
         if ep is None:
-            res = fn(*args)
-            key = tuple(nb.typeof(a) for a in args)
-            self._entry[name] = fn.overloads[key].entry_point
-            return res
+            ep = self._entry[name] = entry_point(fn, args)
         return ep(*args)
 
     def accumulate(self, ctx) -> None:

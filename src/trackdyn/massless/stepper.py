@@ -26,6 +26,7 @@ import math
 
 import numpy as np
 
+from .._compiled import entry_point
 from ..integrators.base import Integrator, StepFailed
 from ..mbs.forces import RSDABlock, TSDABlock
 from ..mbs.model import State
@@ -276,15 +277,11 @@ class RealtimeStepper(Integrator):
                 args = self._argl = list(self._args(state, qout, vout, acc))
             args[1], args[2], args[3], args[4], args[5] = q, v, qout, vout, acc
             if self._entry is None:
-                import numba as nb
-
-                code = TK.step(*args)
-                self._entry = TK.step.overloads[tuple(nb.typeof(a) for a in args)].entry_point
-            else:
-                try:
-                    code = self._entry(*args)
-                except np.linalg.LinAlgError as err:
-                    raise StepFailed(f"t = {state.t:.6g} s: {err}") from None
+                self._entry = entry_point(TK.step, args)
+            try:
+                code = self._entry(*args)
+            except np.linalg.LinAlgError as err:
+                raise StepFailed(f"t = {state.t:.6g} s: {err}") from None
             if code == 0:
                 break
             if code == 3:
@@ -359,13 +356,8 @@ class RealtimeStepper(Integrator):
         tail = self._chunk
         tail[1], tail[2], tail[5] = q, v, acc
         if self._chunk_entry is None:
-            import numba as nb
-
-            code, k, t = TK.run_steps(*head, *tail)
-            sig = tuple(nb.typeof(a) for a in (*head, *tail))
-            self._chunk_entry = TK.run_steps.overloads[sig].entry_point
-        else:
-            code, k, t = self._chunk_entry(*head, *tail)
+            self._chunk_entry = entry_point(TK.run_steps, (*head, *tail))
+        code, k, t = self._chunk_entry(*head, *tail)
         extra = dict(state.extra)
         if mem_in is not None:
             extra["driver"] = mem[: mem_in.shape[0]].copy()

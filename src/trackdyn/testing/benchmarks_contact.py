@@ -15,11 +15,11 @@ from __future__ import annotations
 import math
 import time
 
-import numba as nb
 import numpy as np
 from scipy.optimize import brentq
 
 from .. import terrain as tt
+from .._compiled import entry_point
 from ..contact import ContactSystem, Material, shapes
 from ..contact import _detect as D
 from ..math.quaternion import matrix_to_quat
@@ -213,8 +213,7 @@ def contact_loop(step: float = 1e-3, t_settle: float = 0.05, t_end: float = 0.3,
         s.update_kinematics(sim.state.q, sim.state.v)
         args = (cs.rec, cs.shapes, cs.scratch, cs.filters, cs.terrain_arrays, s.kin.pos, s.kin.R, cs.margin,
                 cs.default_radius, cs.max_penetration, cs.winkler_grid)
-        D.detect(*args)
-        entry = D.detect.overloads[tuple(nb.typeof(a) for a in args)].entry_point
+        entry = entry_point(D.detect, args)
         n_det = 200
         t0 = time.perf_counter()
         for _ in range(n_det):
