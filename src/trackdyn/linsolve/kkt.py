@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 import numba as nb
 import numpy as np
 
+from .._compiled import BoundCall
 from . import _ldl_kernels as K
 
 __all__ = ["KKTPattern", "DirectSolver", "ScalarDirectSolver", "unit_ordering"]
@@ -491,6 +492,15 @@ class _Supernodes:
         self.n_sn_u = np.uint64(ns)
 
 
+def _checked(a, n: int, name: str):
+    """``a`` when it is a C-contiguous float64 vector of length n (what the bound kernels were typed for)."""
+    if not (isinstance(a, np.ndarray) and a.dtype == np.float64 and a.ndim == 1 and a.flags.c_contiguous
+            and a.shape[0] == n):
+        raise ValueError(f"{name}: expected a C-contiguous float64 array of shape ({n},), got "
+                         f"{getattr(a, 'dtype', type(a).__name__)} {getattr(a, 'shape', '')}")
+    return a
+
+
 def _init_solve_state(solver, n: int) -> None:
     """Refinement buffers (n,), no matrix yet, zeroed work counters: common to the direct solvers."""
     solver.work = np.empty(n, dtype=np.float64)
@@ -541,6 +551,9 @@ class DirectSolver:
         self.Dg = np.zeros(n)
         self.flag = np.zeros(sym.n_flags, dtype=np.bool_)
         _init_solve_state(self, n)
+        # the kernels' calls for the last data / (rhs, out) arrays seen, typed once (a step passes the same
+        # arrays every time: no per-call dispatch nor gathering of 23 arguments)
+        self._factor_call = self._solve_call = None
 
     @property
     def nnz_L(self) -> int:
@@ -552,12 +565,15 @@ class DirectSolver:
         return self.Dg
 
     def factor(self, data):
-        sm = self.sym
-        bad = K.supernodal_factor(
-            data, self.X, self.Dg, self.G, self.flag, sm.n_sn_u, sm.sn_w, sm.sn_nr, sm.sn_start, sm.sn_off, sm.e_ptr,
-            sm.e_size, sm.e_row, sm.gd_ptr, sm.gd_end, sm.ge_ptr, sm.ge_end, sm.g_src, sm.g_dst, sm.pp, sm.u_dst,
-            sm.u_nr, sm.u_dflag,
-        )
+        fc = self._factor_call
+        if fc is None or fc.key[0] is not data:
+            sm = self.sym
+            fc = self._factor_call = BoundCall(
+                K.supernodal_factor, _checked(data, self.pattern.nnz, "data"), self.X, self.Dg, self.G, self.flag,
+                sm.n_sn_u, sm.sn_w, sm.sn_nr, sm.sn_start, sm.sn_off, sm.e_ptr, sm.e_size, sm.e_row, sm.gd_ptr,
+                sm.gd_end, sm.ge_ptr, sm.ge_end, sm.g_src, sm.g_dst, sm.pp, sm.u_dst, sm.u_nr, sm.u_dflag, key=(data,),
+            )
+        bad = fc.call()
         self.data = data
         self.n_factor += 1
         if bad >= 0:
@@ -565,13 +581,17 @@ class DirectSolver:
             raise np.linalg.LinAlgError(f"zero or non-finite pivot at unknown {old} of the KKT matrix")
 
     def solve(self, rhs, out):
-        p = self.pattern
-        sm = self.sym
-        K.supernodal_solve_refined(
-            self.n, p.Ap, p.Ai, self.data, self.X, self.Dg, self.flag, sm.n_sn_u, sm.sn_w, sm.sn_nr, sm.sn_start,
-            sm.sn_off, sm.e_ptr, sm.e_size, sm.e_gstart, sm.e_row, p.perm, rhs, out, self.work, self.work2, self.resid,
-            self.refine,
-        )
+        sc = self._solve_call
+        if sc is None or sc.key[1] is not rhs or sc.key[2] is not out or sc.key[0] is not self.data:
+            p = self.pattern
+            sm = self.sym
+            sc = self._solve_call = BoundCall(
+                K.supernodal_solve_refined, self.n, p.Ap, p.Ai, self.data, self.X, self.Dg, self.flag, sm.n_sn_u,
+                sm.sn_w, sm.sn_nr, sm.sn_start, sm.sn_off, sm.e_ptr, sm.e_size, sm.e_gstart, sm.e_row, p.perm,
+                _checked(rhs, self.n, "rhs"), _checked(out, self.n, "out"), self.work, self.work2, self.resid,
+                self.refine, key=(self.data, rhs, out),
+            )
+        sc.call()
         self.n_solve += 1
         return out
 

@@ -124,3 +124,31 @@ def test_redundant_rows_are_found_and_reported():
     assert sum(c for _, c in s.removed_rows) == 3
     s2 = AbsoluteSystem(P.chain(n_links=5))
     assert s2.removed_rows == []
+
+
+def test_direct_solver_rebinds_for_other_arrays_and_names_bad_ones(recwarn):
+    """The solver's kernels are bound to the last data / (rhs, out) arrays: other arrays get their own call."""
+    s = AbsoluteSystem(P.chain(n_links=8))
+    rng = np.random.default_rng(5)
+    s.update_kinematics(s.q0, rng.normal(size=s.v0.shape))
+    s.data[:] = s.base_data
+    s.eval_constraints()
+    s.fill_jacobian(s.data)
+    solver = DirectSolver(s.pattern)
+    b = rng.normal(size=s.pattern.n)
+    x1, x2, x3 = np.zeros_like(b), np.zeros_like(b), np.zeros_like(b)
+    solver.factor(s.data)
+    solver.solve(b, x1)
+    d2 = s.data.copy()
+    d2[s.pattern.body_slot[0, 0, 0]] *= 3.0  # a heavier first body: another matrix in another array
+    solver.factor(d2)
+    solver.solve(b, x2)
+    solver.factor(s.data)
+    solver.solve(2 * b, x3)  # a new rhs array with the first matrix again
+    K1, K2 = dense_kkt(s.pattern, s.data), dense_kkt(s.pattern, d2)
+    assert np.allclose(K1 @ x1, b) and np.allclose(K2 @ x2, b) and np.allclose(x3, 2 * x1)
+    assert not np.allclose(x1, x2)
+    with pytest.raises(ValueError, match="rhs: expected a C-contiguous float64 array"):
+        solver.solve(b.astype(np.float32), x1)
+    with pytest.raises(ValueError, match=r"data: .*shape \(%d,\)" % s.pattern.nnz):
+        solver.factor(s.data[:-1])
