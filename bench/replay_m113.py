@@ -47,6 +47,26 @@ def record_step(sim, contact=None):
         unwrap[w] = d
         return w
 
+    from trackdyn import _compiled
+
+    real_entry = _compiled.entry_point
+
+    def logged_entry(d, args):
+        """The kernels bound once (trackdyn._compiled.BoundCall) are typed through this: log their calls."""
+        d = unwrap.get(d, d)  # a kernel read from a patched module attribute
+        ep = real_entry(d, args)
+
+        def w(*a):
+            if recording[0]:
+                log.append((d, a, True))
+                recording[0] = False
+                try:
+                    return ep(*a)
+                finally:
+                    recording[0] = True
+            return ep(*a)
+        return w
+
     seen = {}
     for modname, mod in list(sys.modules.items()):
         if not modname.startswith("trackdyn"):
@@ -56,6 +76,9 @@ def record_step(sim, contact=None):
                 w = seen.setdefault(id(obj), wrap(obj))
                 patched.append((mod, name, obj))
                 setattr(mod, name, w)
+            elif obj is real_entry:
+                patched.append((mod, name, obj))
+                setattr(mod, name, logged_entry)
     call = None
     if contact is not None:
         call = contact._call
@@ -70,13 +93,26 @@ def record_step(sim, contact=None):
                 recording[0] = True
         contact._call = contact_call
     try:
+        _rebind(sim)  # the bound calls are made again, through logged_entry
         new = sim.integrator.step(sim.state)
     finally:
         for mod, name, obj in patched:
             setattr(mod, name, obj)
         if contact is not None:
             del contact._call  # the instance attribute goes; the class method is back
+        _rebind(sim)
     return log, new
+
+
+def _rebind(sim):
+    """Drop the kernels bound to the system, the stepper and the solver: they are bound again when next used."""
+    s, integ = sim.system, sim.integrator
+    s._bind_kinematics()
+    s._step_calls = None
+    integ._calls = None
+    solver = getattr(integ, "solver", None)
+    if hasattr(solver, "_factor_call"):
+        solver._factor_call = solver._solve_call = None
 
 
 def _param_index(d):
@@ -100,12 +136,12 @@ def step_plan(log):
 
 
 def prologue(system, state):
-    """The array work an AbsoluteSystem step does in Python besides its kernels: the KKT values reset to their
-    constant part, Dv and Kxv zeroed, the positions copied into the kinematics' q_ext."""
+    """The array work an AbsoluteSystem step does in Python besides its kernels: the state copied into the step
+    buffers (``load_step``), the KKT values reset to their constant part, Dv and Kxv zeroed."""
+    system.load_step(state)
     system.data[:] = system.base_data
     system.Dv[:] = 0.0
     system.Kxv[:] = 0.0
-    system.kin.q_ext[:-1] = state.q
 
 
 def replay(plan, system, state, n):

@@ -27,6 +27,7 @@ import numba as nb
 import numpy as np
 import scipy.linalg as sla
 
+from .._compiled import BoundCall
 from ..linsolve.kkt import KKTPattern
 from ..mbs import _force_kernels as FK
 from ..mbs import _kernels as MK
@@ -110,6 +111,19 @@ class Kinematics:
     q_ext: np.ndarray
 
 
+@dataclass(frozen=True)
+class _StepCalls:
+    """The step's kernels bound by :meth:`AbsoluteSystem.bind_step` (zero-argument compiled calls)."""
+
+    cK: float
+    cD: float
+    data: np.ndarray
+    body_forces: object
+    blocks: tuple  # (block, bound evaluation or None for the general path, bound scatter)
+    stiffness: object  # None without constraint rows
+    jacobian: object
+
+
 class AbsoluteSystem:
     """Arrays and stage functions of a model in absolute coordinates.
 
@@ -171,6 +185,8 @@ class AbsoluteSystem:
             np.zeros((nb_ + 1, 3)), np.zeros((nb_ + 1, 7)),
         )
         self.kin.q_ext[-1, 3] = 1.0  # the ground's pose (identity quaternion), set once
+        # the step buffers and bound kernels (end of __init__); the stages run the general path until then
+        self.q_step = self.v_step = self.lam_step = self._ceval_calls = self._step_calls = None
         self._set_rows(keep)
         if remove_redundant and len(rows):
             keep = self._independent_rows()
@@ -257,6 +273,23 @@ class AbsoluteSystem:
         self.Kxv = np.zeros((nb_, 6))  # position Jacobian terms left out of the matrix, times v
         self.provider_time = 0.0  # wall time in force providers (contact...), s
         self.data = np.zeros(self.pattern.nnz)
+        # the step's state buffers (load_step) and the kernels bound to them once (trackdyn._compiled: no
+        # per-call type dispatch nor argument gathering; the stage methods below use them when given these
+        # very arrays, and the general path otherwise)
+        self.q_step = self.kin.q_ext[:-1]
+        self.v_step = np.zeros((nb_, 6))
+        self.lam_step = np.zeros(self.nc)
+        self._bind_kinematics()
+
+    def _bind_kinematics(self) -> None:
+        """Bind the kinematics (to the step buffers) and the constraint evaluation (to the system's arrays)."""
+        k = self.kin
+        self._kin_call = BoundCall(MK.body_kinematics, self.q_step, self.v_step, k.pos, k.R, k.vel, k.omega_w).call
+        self._ceval_calls = tuple(
+            BoundCall(MK.constraint_eval, self.row_type, self.row_body, self.row_a, self.row_s, self.row_c,
+                      self.row_u, self.row_f, k.pos, k.R, k.vel, k.omega_w, g, self.phi, self.J, self.phi_t,
+                      self.gamma).call
+            for g in (False, True))
 
     def _slots(self, bodies, full: bool):
         """Slot map (12, 12) of a two-body element; without ``full`` only the diagonal blocks."""
@@ -336,8 +369,46 @@ class AbsoluteSystem:
         return end
 
     # ------------------------------------------------------------------ stages
+    def load_step(self, state: State):
+        """Copy ``state``'s q, v and λ into the step buffers ``q_step`` (a view of ``kin.q_ext``), ``v_step``
+        and ``lam_step`` and return them. A stepper that passes these buffers to the stage methods (with the
+        ``cK``, ``cD`` and ``data`` of :meth:`bind_step`) runs the kernels bound to them."""
+        self.q_step[:] = state.q
+        self.v_step[:] = state.v
+        self.lam_step[:] = state.lam
+        return self.q_step, self.v_step, self.lam_step
+
+    def bind_step(self, cK: float, cD: float, data) -> None:
+        """Bind the step's force, constraint-stiffness and Jacobian kernels to the step buffers, the Newton
+        matrix factors ``cK``, ``cD`` and the KKT values ``data`` (replacing an earlier binding)."""
+        kin, v = self.kin, self.v_step
+        cK, cD = float(cK), float(cD)
+        blocks = []
+        for blk in self.blocks:
+            ev = blk.step_call(kin, v)
+            if blk.rotational:
+                sc = BoundCall(FK.scatter_rotational, blk.body, blk.Q, blk.Kx, blk.Kv, blk.slot_rot, cK, cD, v,
+                               self.f, data, self.Dv, self.Kxv)
+            else:
+                sc = BoundCall(FK.scatter_elements, blk.body, blk.Q, blk.Kx, blk.Kv, blk.slot, cK, cD, v, self.f,
+                               data, self.Dv, self.Kxv)
+            blocks.append((blk, None if ev is None else ev.call, sc.call))
+        stiff = None
+        if self.nc:
+            stiff = BoundCall(
+                FK.constraint_stiffness_add, self.row_type, self.row_body, self.row_a, self.row_s, self.row_c,
+                self.row_u, self.row_f, self.lam_step, kin.pos, kin.R, self.row_slot12, self.row_rot_slot,
+                self.row_cpl_slot, self.row_end, cK, v, True, data, self.Kxv, self._cs_Q1, self._cs_Kx1,
+                self._cs_Kv1, self._cs_work, self._cs_w33).call
+        self._step_calls = _StepCalls(
+            cK, cD, data, BoundCall(FK.body_forces, self.mass, self.inertia, v, self.gravity, self.f).call,
+            tuple(blocks), stiff, BoundCall(_scatter_rows, self.J, self.pattern.row_slot, data).call)
+
     def update_kinematics(self, q, v):
         k = self.kin
+        if q is self.q_step and v is self.v_step:
+            self._kin_call()  # q_step is q_ext's view: nothing to copy
+            return
         MK.body_kinematics(q, v, k.pos, k.R, k.vel, k.omega_w)
         k.q_ext[:-1] = q
 
@@ -357,6 +428,10 @@ class AbsoluteSystem:
             self.row_f[self.driver_rows] = vals
 
     def eval_constraints(self, want_gamma: bool = False):
+        calls = self._ceval_calls
+        if calls is not None:
+            calls[1 if want_gamma else 0]()
+            return
         MK.constraint_eval(
             self.row_type, self.row_body, self.row_a, self.row_s, self.row_c, self.row_u, self.row_f,
             self.kin.pos, self.kin.R, self.kin.vel, self.kin.omega_w, want_gamma,
@@ -386,6 +461,29 @@ class AbsoluteSystem:
         ``state``, ``h`` and ``hist_weight`` are passed to force providers (contact history, see
         :class:`ForceContext`).
         """
+        sc = self._step_calls
+        if sc is not None and v is self.v_step and data is sc.data and cK == sc.cK and cD == sc.cD:
+            sc.body_forces()
+            self.Dv[:] = 0.0
+            self.Kxv[:] = 0.0
+            for blk, ev, scatter in sc.blocks:
+                if ev is None:
+                    blk.evaluate(t, self.kin, v)
+                else:
+                    ev()
+                scatter()
+        else:
+            self._eval_elements(t, v, cK, cD, data)
+        if self.providers:
+            t0 = time.perf_counter()
+            ctx = ForceContext(t, h, state, self.kin, self.f, self.Dv, data, cK, cD, self.Kxv, hist_weight)
+            for prov in self.providers:
+                prov.accumulate(ctx)
+            self.provider_time += time.perf_counter() - t0
+        return self.f
+
+    def _eval_elements(self, t: float, v, cK: float, cD: float, data):
+        """Gravity, gyroscopic terms and force elements (the general path of :meth:`eval_forces`)."""
         FK.body_forces(self.mass, self.inertia, v, self.gravity, self.f)
         self.Dv[:] = 0.0
         self.Kxv[:] = 0.0
@@ -397,13 +495,6 @@ class AbsoluteSystem:
             else:
                 FK.scatter_elements(blk.body, blk.Q, blk.Kx, blk.Kv, blk.slot, cK, cD, v, self.f, data, self.Dv,
                                     self.Kxv)
-        if self.providers:
-            t0 = time.perf_counter()
-            ctx = ForceContext(t, h, state, self.kin, self.f, self.Dv, data, cK, cD, self.Kxv, hist_weight)
-            for prov in self.providers:
-                prov.accumulate(ctx)
-            self.provider_time += time.perf_counter() - t0
-        return self.f
 
     def commit(self, state: State) -> None:
         """Let force providers store their staged history in an accepted state."""
@@ -426,6 +517,10 @@ class AbsoluteSystem:
         """
         if self.nc == 0:
             return
+        sc = self._step_calls
+        if sc is not None and lam is self.lam_step and v is self.v_step and data is sc.data and cK == sc.cK:
+            sc.stiffness()
+            return
         want_kxv = v is not None
         FK.constraint_stiffness_add(
             self.row_type, self.row_body, self.row_a, self.row_s, self.row_c, self.row_u, self.row_f, lam,
@@ -436,6 +531,10 @@ class AbsoluteSystem:
         )
 
     def fill_jacobian(self, data):
+        sc = self._step_calls
+        if sc is not None and data is sc.data:
+            sc.jacobian()
+            return
         _scatter_rows(self.J, self.pattern.row_slot, data)
 
     def evaluate_outputs(self, state, elements: bool = True):

@@ -27,6 +27,7 @@ import inspect
 import numba as nb
 import numpy as np
 
+from .._compiled import BoundCall, entry_point
 from ..linsolve import SOLVERS, make_solver
 from ..linsolve._ldl_kernels import sym_upper_matvec
 from ..mbs import _kernels as MK
@@ -152,6 +153,22 @@ class EulerImplicitLinearized(Integrator):
         self.x = np.zeros(self.nd + nc)
         self.Mv = np.zeros((nb_, 6))
         self._no_secant = np.zeros(0)
+        self._calls = None  # the step's own kernels, bound at the first step (_bind)
+
+    def _bind(self):
+        """Bind the system's step kernels (cK, cD of this θ and h) and this stepper's own to the step buffers."""
+        s, h, th = self.system, self.h, self.theta
+        s.bind_step(th * th * h * h, th * h, s.data)
+        v = s.v_step
+        rhs = None
+        if not len(s.driver_rows):  # with drivers the secant is a new array each step: the general call
+            rhs = BoundCall(euler_rhs, self.Mv, s.f, s.Dv, h, s.phi, s.driver_rows, self._no_secant, self.vmax,
+                            self.rhs).call
+        self._calls = (BoundCall(mass_times, s.mass, s.inertia, v, self.Mv).call, rhs,
+                       BoundCall(_add_left_out, self.rhs, th * h * h, s.Kxv).call)
+        # the new state's arrays are made here (np.empty, C-contiguous float64): typed once
+        self._finish = entry_point(_finish_step, (self.x, v, s.q_step, h, s.phi, np.empty((s.nb, 6)),
+                                                  np.empty(s.nc), np.empty(s.q_step.shape), np.empty((s.nb, 6))))
 
     def _step_impl(self, state: State) -> State:
         s = self.system
@@ -159,33 +176,39 @@ class EulerImplicitLinearized(Integrator):
         clk = self._clock
         tm = self.timing
         t0 = clk()
-        s.update_kinematics(state.q, state.v)
+        if self._calls is None:
+            self._bind()
+        mass_call, rhs_call, left_out_call = self._calls
+        # the step works on the system's state buffers, to which its kernels are bound (state's arrays checked
+        # and copied by NumPy here)
+        q, v, lam = s.load_step(state)
+        s.update_kinematics(q, v)
         data = s.data
         data[:] = s.base_data
         p0 = s.provider_time
         th = self.theta
         cK, cD = th * th * h * h, th * h
-        s.eval_forces(state.t, state.v, cK, cD, data, state, h, th)
+        s.eval_forces(state.t, v, cK, cD, data, state, h, th)
         t1 = clk()
         contact = s.provider_time - p0
         s.update_drivers(state.t)
         if self.constraint_stiffness:
-            s.add_constraint_stiffness(state.lam, cK, data, state.v)
+            s.add_constraint_stiffness(lam, cK, data, v)
         s.eval_constraints(want_gamma=False)
-        if len(s.driver_rows):
-            secant = (s.driver_phi_at(state.t + h) - s.phi[s.driver_rows]) / h
-        else:
-            secant = self._no_secant
         t2 = clk()
         s.fill_jacobian(data)
-        mass_times(s.mass, s.inertia, state.v, self.Mv)
-        euler_rhs(self.Mv, s.f, s.Dv, h, s.phi, s.driver_rows, secant, self.vmax, self.rhs)
+        mass_call()
+        if rhs_call is None:
+            secant = (s.driver_phi_at(state.t + h) - s.phi[s.driver_rows]) / h
+            euler_rhs(self.Mv, s.f, s.Dv, h, s.phi, s.driver_rows, secant, self.vmax, self.rhs)
+        else:
+            rhs_call()
         # Jacobian terms left out of the matrix still act on the known velocity (exact linearisation; θ h² K_lo v
         # in the θ-method)
-        _add_left_out(self.rhs, th * h * h, s.Kxv)
+        left_out_call()
         if th != 1.0:
             p = s.pattern
-            _theta_terms(p.n, p.Ap, p.Ai, data, p.perm, state.v, self._xp, self._kx, self._hv)
+            _theta_terms(p.n, p.Ap, p.Ai, data, p.perm, v, self._xp, self._kx, self._hv)
             _theta_rhs(self.rhs, self.Mv, self._hv, th)
         t3 = clk()
         try:
@@ -198,13 +221,13 @@ class EulerImplicitLinearized(Integrator):
             self.counters["linear_iterations"] = self.counters.get("linear_iterations", 0) + self.solver.last_iterations
         t5 = clk()
         v_new = np.empty((s.nb, 6))
-        lam = np.empty(s.nc)
-        q_new = np.empty(state.q.shape)
+        lam_new = np.empty(s.nc)
+        q_new = np.empty(q.shape)
         acc = np.empty((s.nb, 6))
-        viol = _finish_step(self.x, state.v, state.q, h, s.phi, v_new, lam, q_new, acc)
+        viol = self._finish(self.x, v, q, h, s.phi, v_new, lam_new, q_new, acc)
         if th != 1.0:
             vbar = self._vbar  # only read by the providers' commit below
-            _theta_mean(th, state.v, v_new, vbar, state.q, h, q_new)
+            _theta_mean(th, v, v_new, vbar, q, h, q_new)
         t6 = clk()
         tm["forces"] += t1 - t0 - contact
         if "contact" in tm:
@@ -218,9 +241,9 @@ class EulerImplicitLinearized(Integrator):
         tm["update"] += t6 - t5
         self._count_linear_steps()
         self.last["pos_violation"] = float(viol) if s.nc else 0.0
-        new = State(state.t + h, q_new, v_new, lam, acc, dict(state.extra))
+        new = State(state.t + h, q_new, v_new, lam_new, acc, dict(state.extra))
         # providers' history (contact shear displacement) advances with the velocity that moved the positions
-        s.commit(new if th == 1.0 else State(new.t, q_new, vbar, lam, acc, new.extra))
+        s.commit(new if th == 1.0 else State(new.t, q_new, vbar, lam_new, acc, new.extra))
         return new
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._compiled import BoundCall
 from ..errors import StepFailed
 from . import _force_kernels as FK
 from .joints import _point, _unit, perpendicular_frame
@@ -240,6 +241,20 @@ class ElementBlock:
         self.work = np.zeros((13, 3, 12))
         self.w33 = np.zeros((2, 3, 3))
 
+    def _kernel(self, kin, v):
+        """The compiled evaluation and its arguments, ``(dispatcher, args)``."""
+        raise NotImplementedError  # pragma: no cover - interface
+
+    def evaluate(self, t, kin, v):
+        fn, args = self._kernel(kin, v)
+        fn(*args)
+
+    def step_call(self, kin, v):
+        """The evaluation with ``kin`` and ``v`` bound (:class:`~trackdyn._compiled.BoundCall`), or None when
+        it runs Python each time (user callables)."""
+        fn, args = self._kernel(kin, v)
+        return BoundCall(fn, *args)
+
     def series(self):  # pragma: no cover - interface
         return {}
 
@@ -276,23 +291,27 @@ class TSDABlock(ElementBlock):
         self.length = np.zeros(n)
         self.rate = np.zeros(n)
 
+    def _kernel(self, kin, v):
+        return FK.tsda_eval, (self.body, self.s, self.k, self.c, self.l0, self.f_act, self.tab_x, self.tab_y,
+                              self.spring_tab, self.damper_tab, self.use_ext, self.ext_force, self.ext_dl,
+                              self.ext_dldot, kin.pos, kin.R, kin.vel, kin.omega_w, v, self.Q, self.Kx, self.Kv,
+                              self.force, self.length, self.rate, self.work, self.w33)
+
     def evaluate(self, t, kin, v):
+        fn, args = self._kernel(kin, v)
         if self.callables:
             # lengths and rates first (cheap pass), then the user's law
-            FK.tsda_eval(self.body, self.s, self.k, self.c, self.l0, self.f_act, self.tab_x, self.tab_y,
-                         self.spring_tab, self.damper_tab, self.use_ext, self.ext_force, self.ext_dl,
-                         self.ext_dldot, kin.pos, kin.R, kin.vel, kin.omega_w, v, self.Q, self.Kx, self.Kv,
-                         self.force, self.length, self.rate, self.work, self.w33)
-            for k, fn in self.callables:
+            fn(*args)
+            for k, law in self.callables:
                 l, ld = self.length[k], self.rate[k]
                 el, ed = 1e-7 * max(1.0, abs(l)), 1e-7 * max(1.0, abs(ld))
-                self.ext_force[k] = fn(l, ld, t)
-                self.ext_dl[k] = (fn(l + el, ld, t) - fn(l - el, ld, t)) / (2 * el)
-                self.ext_dldot[k] = (fn(l, ld + ed, t) - fn(l, ld - ed, t)) / (2 * ed)
-        FK.tsda_eval(self.body, self.s, self.k, self.c, self.l0, self.f_act, self.tab_x, self.tab_y,
-                     self.spring_tab, self.damper_tab, self.use_ext, self.ext_force, self.ext_dl,
-                     self.ext_dldot, kin.pos, kin.R, kin.vel, kin.omega_w, v, self.Q, self.Kx, self.Kv,
-                     self.force, self.length, self.rate, self.work, self.w33)
+                self.ext_force[k] = law(l, ld, t)
+                self.ext_dl[k] = (law(l + el, ld, t) - law(l - el, ld, t)) / (2 * el)
+                self.ext_dldot[k] = (law(l, ld + ed, t) - law(l, ld - ed, t)) / (2 * ed)
+        fn(*args)
+
+    def step_call(self, kin, v):
+        return None if self.callables else super().step_call(kin, v)
 
     def series(self):
         out = {}
@@ -333,10 +352,10 @@ class RSDABlock(ElementBlock):
         self.angle = np.zeros(n)
         self.rate = np.zeros(n)
 
-    def evaluate(self, t, kin, v):
-        FK.rsda_eval(self.body, self.zi, self.xi, self.xj, self.k, self.c, self.theta0, self.t_act,
-                     self.tab_x, self.tab_y, self.spring_tab, self.damper_tab, kin.pos, kin.R, kin.vel,
-                     kin.omega_w, v, self.Q, self.Kx, self.Kv, self.torque, self.angle, self.rate)
+    def _kernel(self, kin, v):
+        return FK.rsda_eval, (self.body, self.zi, self.xi, self.xj, self.k, self.c, self.theta0, self.t_act,
+                              self.tab_x, self.tab_y, self.spring_tab, self.damper_tab, kin.pos, kin.R, kin.vel,
+                              kin.omega_w, v, self.Q, self.Kx, self.Kv, self.torque, self.angle, self.rate)
 
     def series(self):
         out = {}
@@ -371,10 +390,10 @@ class BushingBlock(ElementBlock):
         self.force = np.zeros((n, 3))
         self.moment = np.zeros((n, 3))
 
-    def evaluate(self, t, kin, v):
-        FK.bushing_eval(self.body, self.s, self.frame, self.frame_q, self.Kr, self.Cr, self.Kt, self.Ct,
-                        kin.q_ext, kin.pos, kin.R, kin.vel, kin.omega_w, v, self.Q, self.Kx, self.Kv,
-                        self.defl, self.rot, self.force, self.moment, self.work)
+    def _kernel(self, kin, v):
+        return FK.bushing_eval, (self.body, self.s, self.frame, self.frame_q, self.Kr, self.Cr, self.Kt, self.Ct,
+                                 kin.q_ext, kin.pos, kin.R, kin.vel, kin.omega_w, v, self.Q, self.Kx, self.Kv,
+                                 self.defl, self.rot, self.force, self.moment, self.work)
 
     def series(self):
         out = {}
@@ -410,14 +429,20 @@ class PointLoadBlock(ElementBlock):
             else:
                 self.load[k] = e.load
 
+    def _kernel(self, kin, v):
+        return FK.point_load_eval, (self.bj, self.s, self.load, self.is_torque, self.body_frame, kin.R,
+                                    self.Q, self.Kx, self.Kv, self.work)
+
     def evaluate(self, t, kin, v):
         for k, fn in self.fns:
             val = np.asarray(fn(t), dtype=float)
             if val.shape != (3,) or not np.all(np.isfinite(val)):
                 raise StepFailed(f"t = {t:.6g} s: load {self.names[k]!r}: f({t}) returned {val!r}, expected 3 finite numbers")
             self.load[k] = val
-        FK.point_load_eval(self.bj, self.s, self.load, self.is_torque, self.body_frame, kin.R,
-                           self.Q, self.Kx, self.Kv, self.work)
+        super().evaluate(t, kin, v)
+
+    def step_call(self, kin, v):
+        return None if self.fns else super().step_call(kin, v)
 
     def series(self):
         return {}
