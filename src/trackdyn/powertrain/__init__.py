@@ -30,6 +30,7 @@ import math
 import numba as nb
 import numpy as np
 
+from .._compiled import BoundCall
 from ..driver import Observation
 from ..driver._compiled import compiled_form, decide
 from ..mbs import _force_kernels as FK
@@ -155,6 +156,7 @@ class Drivetrain:
         self._staged = None
         self._step_key = None
         self._h_step = 0.0  # the step size of the last step (a sample's decision uses it)
+        self._kin = self._drive_call = None  # bind
 
     # -- provider protocol
     def coupling_pairs(self):
@@ -162,6 +164,13 @@ class Drivetrain:
 
     def bind(self, system):
         self.slot = np.array([system.pattern.element_slots(b) for b in self.body])
+        # the map's torques, bound once to the system's kinematics (a kinematic driver's servo reference changes
+        # with time: it takes the general call)
+        self._kin = system.kin
+        self._drive_call = None if getattr(self.driver, "kinematic", False) else BoundCall(
+            _drive_kernel, self.chassis, self.sprockets, system.kin.R, system.kin.omega_w, self.throttle,
+            self.braking, self.map_w, self.map_t, self.map_scale, self.brake_torque, 0.0, 0.0, self.Q, self.Kx,
+            self.Kv, self.out, self._dX, self._dV).call
 
     def initial_extra(self):
         return {"driver": np.zeros(max(self.driver.memory_size(), 1))}
@@ -214,13 +223,16 @@ class Drivetrain:
             self._staged = np.asarray(self._decide(st, ctx.kin, ctx.h), dtype=float)
             self._step_key = key
             self._h_step = ctx.h
-        if self.driver.kinematic:
-            ref, gain = float(self._servo_profile.value(st.t + ctx.h)), SERVO_GAIN
+        if ctx.kin is self._kin and self._drive_call is not None and not self.driver.kinematic:
+            self._drive_call()  # the driver may be replaced after bind: a kinematic one takes the general call
         else:
-            ref, gain = 0.0, 0.0
-        _drive_kernel(self.chassis, self.sprockets, ctx.kin.R, ctx.kin.omega_w, self.throttle, self.braking,
-                      self.map_w, self.map_t, self.map_scale, self.brake_torque, ref, gain, self.Q, self.Kx, self.Kv,
-                      self.out, self._dX, self._dV)
+            if self.driver.kinematic:
+                ref, gain = float(self._servo_profile.value(st.t + ctx.h)), SERVO_GAIN
+            else:
+                ref, gain = 0.0, 0.0
+            _drive_kernel(self.chassis, self.sprockets, ctx.kin.R, ctx.kin.omega_w, self.throttle, self.braking,
+                          self.map_w, self.map_t, self.map_scale, self.brake_torque, ref, gain, self.Q, self.Kx,
+                          self.Kv, self.out, self._dX, self._dV)
         if ctx.data is not None:
             FK.scatter_elements(self.body, self.Q, self.Kx, self.Kv, self.slot, ctx.cK, ctx.cD, st.v, ctx.f,
                                 ctx.data, ctx.Dv, ctx.Kxv if ctx.Kxv is not None else np.zeros_like(ctx.Dv))
