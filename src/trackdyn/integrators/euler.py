@@ -153,11 +153,12 @@ class EulerImplicitLinearized(Integrator):
         self.x = np.zeros(self.nd + nc)
         self.Mv = np.zeros((nb_, 6))
         self._no_secant = np.zeros(0)
-        self._calls = None  # the step's own kernels, bound at the first step (_bind)
+        self._calls = self._bound_for = None  # the step's own kernels, bound at the first step (_bind)
 
     def _bind(self):
         """Bind the system's step kernels (cK, cD of this θ and h) and this stepper's own to the step buffers."""
         s, h, th = self.system, self.h, self.theta
+        self._bound_for = (h, th, self.vmax)
         s.bind_step(th * th * h * h, th * h, s.data)
         v = s.v_step
         rhs = None
@@ -176,8 +177,8 @@ class EulerImplicitLinearized(Integrator):
         clk = self._clock
         tm = self.timing
         t0 = clk()
-        if self._calls is None:
-            self._bind()
+        if self._calls is None or self._bound_for != (h, self.theta, self.vmax):
+            self._bind()  # first step, or h, θ or the recovery speed changed
         mass_call, rhs_call, left_out_call = self._calls
         # the step works on the system's state buffers, to which its kernels are bound (state's arrays checked
         # and copied by NumPy here)
