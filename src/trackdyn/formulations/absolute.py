@@ -373,9 +373,16 @@ class AbsoluteSystem:
         """Copy ``state``'s q, v and λ into the step buffers ``q_step`` (a view of ``kin.q_ext``), ``v_step``
         and ``lam_step`` and return them. A stepper that passes these buffers to the stage methods (with the
         ``cK``, ``cD`` and ``data`` of :meth:`bind_step`) runs the kernels bound to them."""
-        self.q_step[:] = state.q
-        self.v_step[:] = state.v
-        self.lam_step[:] = state.lam
+        try:
+            self.q_step[:] = state.q
+            self.v_step[:] = state.v
+            self.lam_step[:] = state.lam
+        except (ValueError, TypeError) as err:
+            for name, buf in (("q", self.q_step), ("v", self.v_step), ("lam", self.lam_step)):
+                got = np.shape(getattr(state, name))
+                if got != buf.shape:
+                    raise ValueError(f"state.{name}: expected shape {buf.shape} for this model, got {got}") from None
+            raise ValueError(f"state: q, v and lam must be real numbers ({err})") from None
         return self.q_step, self.v_step, self.lam_step
 
     def bind_step(self, cK: float, cD: float, data) -> None:

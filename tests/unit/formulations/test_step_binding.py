@@ -64,5 +64,5 @@ def test_bound_stages_equal_the_general_path(cK, cD, recwarn):
 def test_load_step_names_a_wrong_shape(recwarn):
     s = AbsoluteSystem(_model())
     bad = td.State(0.0, s.q0[:-1], s.v0, np.zeros(s.nc), np.zeros_like(s.v0), {})
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"state.q: expected shape \(6, 7\) for this model, got \(5, 7\)"):
         s.load_step(bad)
