@@ -168,8 +168,16 @@ class EulerImplicitLinearized(Integrator):
         self._calls = (BoundCall(mass_times, s.mass, s.inertia, v, self.Mv).call, rhs,
                        BoundCall(_add_left_out, self.rhs, th * h * h, s.Kxv).call)
         # the new state's arrays are made here (np.empty, C-contiguous float64): typed once
-        self._finish = entry_point(_finish_step, (self.x, v, s.q_step, h, s.phi, np.empty((s.nb, 6)),
-                                                  np.empty(s.nc), np.empty(s.q_step.shape), np.empty((s.nb, 6))))
+        v_new, q_new = np.empty((s.nb, 6)), np.empty(s.q_step.shape)
+        self._finish = entry_point(_finish_step, (self.x, v, s.q_step, h, s.phi, v_new, np.empty(s.nc), q_new,
+                                                  np.empty((s.nb, 6))))
+        self._theta_calls = None
+        if th != 1.0:
+            p = s.pattern
+            self._theta_calls = (
+                BoundCall(_theta_terms, p.n, p.Ap, p.Ai, s.data, p.perm, v, self._xp, self._kx, self._hv).call,
+                BoundCall(_theta_rhs, self.rhs, self.Mv, self._hv, th).call,
+                entry_point(_theta_mean, (th, v, v_new, self._vbar, s.q_step, h, q_new)))
 
     def _step_impl(self, state: State) -> State:
         s = self.system
@@ -208,9 +216,9 @@ class EulerImplicitLinearized(Integrator):
         # in the θ-method)
         left_out_call()
         if th != 1.0:
-            p = s.pattern
-            _theta_terms(p.n, p.Ap, p.Ai, data, p.perm, v, self._xp, self._kx, self._hv)
-            _theta_rhs(self.rhs, self.Mv, self._hv, th)
+            theta_terms, theta_rhs, _ = self._theta_calls
+            theta_terms()  # K [v; 0] from the assembled matrix
+            theta_rhs()
         t3 = clk()
         try:
             self.solver.factor(data)
@@ -228,7 +236,7 @@ class EulerImplicitLinearized(Integrator):
         viol = self._finish(self.x, v, q, h, s.phi, v_new, lam_new, q_new, acc)
         if th != 1.0:
             vbar = self._vbar  # only read by the providers' commit below
-            _theta_mean(th, v, v_new, vbar, q, h, q_new)
+            self._theta_calls[2](th, v, v_new, vbar, q, h, q_new)
         t6 = clk()
         tm["forces"] += t1 - t0 - contact
         if "contact" in tm:
