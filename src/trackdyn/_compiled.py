@@ -42,7 +42,7 @@ class BoundCall:
 
     ``args`` are kept by reference: the kernel sees the current values of the bound arrays at every call.
     ``key``: the objects that an owner passes per call and may change (a solver's ``data``, ``rhs``,
-    ``out``); :meth:`same` tells whether the call was bound to these very objects.
+    ``out``), for the owner to check by identity that the call still refers to the arrays it would pass.
     """
 
     __slots__ = ("call", "key")
@@ -50,13 +50,3 @@ class BoundCall:
     def __init__(self, dispatcher, *args, key=()):
         self.key = tuple(key)
         self.call = functools.partial(entry_point(dispatcher, args), *args)
-
-    def same(self, *objs) -> bool:
-        """True when ``objs`` are the objects of ``key``, one for one."""
-        key = self.key
-        if len(objs) != len(key):
-            return False
-        for a, b in zip(key, objs):
-            if a is not b:
-                return False
-        return True
