@@ -587,6 +587,17 @@ def body_forces(mass, inertia, v, gravity, f):
 
 
 # --------------------------------------------------------------------------- scatter
+@jit_inline
+def _add_element_forces(e, body, Q, f):
+    """Element e's generalized forces Q[e] (12,) into f (nb, 6) of its bodies (a ground side skipped)."""
+    for side in range(2):
+        b = body[e, side]
+        if b < 0:
+            continue
+        for k in range(6):
+            f[b, k] += Q[e, 6 * side + k]
+
+
 @jit
 def scatter_elements(body, Q, Kx, Kv, slot, cK, cD, v, f, data, Dv, Kxv):
     """Add element forces into f (nb, 6), ``-cK Kx - cD Kv`` (symmetric part) into
@@ -603,12 +614,7 @@ def scatter_elements(body, Q, Kx, Kv, slot, cK, cD, v, f, data, Dv, Kxv):
     M113 (38 -> 280-420 µs).
     """
     for e in range(body.shape[0]):
-        for side in range(2):
-            b = body[e, side]
-            if b < 0:
-                continue
-            for k in range(6):
-                f[b, k] += Q[e, 6 * side + k]
+        _add_element_forces(e, body, Q, f)
         for a in range(12):
             ba = body[e, a // 6]
             if ba < 0:
@@ -647,12 +653,7 @@ def scatter_rotational(body, Q, Kx, Kv, slot_rot, cK, cD, v, f, data, Dv, Kxv):
     element's full (12, 12) int64 map spreads them over up to 12 cache lines (the M113's 135 RSDAs: 29-32 ->
     23-27 µs isolated)."""
     for e in range(body.shape[0]):
-        for side in range(2):
-            b = body[e, side]
-            if b < 0:
-                continue
-            for k in range(6):
-                f[b, k] += Q[e, 6 * side + k]
+        _add_element_forces(e, body, Q, f)
         n = 0  # position in slot_rot[e]: row ia's entries start after the 6 + 5 + ... of the rows above
         for ia in range(6):
             ba = body[e, 0 if ia < 3 else 1]
