@@ -52,7 +52,7 @@ def record_step(sim, contact=None):
     real_entry = _compiled.entry_point
 
     def logged_entry(d, args):
-        """The kernels bound once (trackdyn._compiled.BoundCall) are typed through this: log their calls."""
+        """The kernels bound once (trackdyn._compiled.bound_call) are typed through this: log their calls."""
         d = unwrap.get(d, d)  # a kernel read from a patched module attribute
         ep = real_entry(d, args)
 

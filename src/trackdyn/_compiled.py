@@ -8,14 +8,14 @@ keep the overload's entry point:
 
 - :func:`entry_point` — the compiled entry point for the types of a list of
   arguments (compiled first if need be);
-- :class:`BoundCall` — a kernel with all its arguments fixed (arrays a
+- :func:`bound_call` — a kernel with all its arguments fixed (arrays a
   component owns: buffers, slot maps), called with none: one C-level call.
 
 An entry point does not check its arguments: given an array of another
-dtype, layout or dimension it reads the wrong memory. A ``BoundCall`` only
+dtype, layout or dimension it reads the wrong memory. A bound call only
 ever passes the objects it was typed with; a component that reallocates one
-of them must make a new ``BoundCall`` (never keep the old one), and an array's
-shape must not be assigned in place.
+of them must bind again (never keep the old call), and an array's shape must
+not be assigned in place.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import functools
 
 import numba as nb
 
-__all__ = ["entry_point", "BoundCall"]
+__all__ = ["entry_point", "bound_call"]
 
 
 def entry_point(dispatcher, args):
@@ -37,16 +37,7 @@ def entry_point(dispatcher, args):
     return ov.entry_point
 
 
-class BoundCall:
-    """``dispatcher(*args)`` with the arguments typed and bound once; ``call()`` runs it.
-
-    ``args`` are kept by reference: the kernel sees the current values of the bound arrays at every call.
-    ``key``: the objects that an owner passes per call and may change (a solver's ``data``, ``rhs``,
-    ``out``), for the owner to check by identity that the call still refers to the arrays it would pass.
-    """
-
-    __slots__ = ("call", "key")
-
-    def __init__(self, dispatcher, *args, key=()):
-        self.key = tuple(key)
-        self.call = functools.partial(entry_point(dispatcher, args), *args)
+def bound_call(dispatcher, *args):
+    """``dispatcher(*args)`` typed and bound once: a callable without arguments (a ``functools.partial`` of the
+    entry point). The arrays are kept by reference: the kernel sees their current values at every call."""
+    return functools.partial(entry_point(dispatcher, args), *args)

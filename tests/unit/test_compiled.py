@@ -3,7 +3,7 @@
 import numba as nb
 import numpy as np
 
-from trackdyn._compiled import BoundCall, entry_point
+from trackdyn._compiled import bound_call, entry_point
 
 
 @nb.njit(cache=False)
@@ -27,9 +27,8 @@ def test_entry_point_compiles_a_missing_overload_and_runs_it():
 
 def test_bound_call_reads_the_current_values_of_its_arrays():
     x, y = np.arange(3.0), np.zeros(3)
-    c = BoundCall(_axpy, 1.0, x, y, key=(x, y))
-    assert c.call() == 3 and np.array_equal(y, x)
+    call = bound_call(_axpy, 1.0, x, y)
+    assert call() == 3 and np.array_equal(y, x)
     x[:] = 10.0  # in-place changes are seen: the arrays are bound by reference
-    c.call()
+    call()
     assert np.array_equal(y, [10.0, 11.0, 12.0])
-    assert c.key[0] is x and c.key[1] is y

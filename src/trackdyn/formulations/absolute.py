@@ -27,7 +27,7 @@ import numba as nb
 import numpy as np
 import scipy.linalg as sla
 
-from .._compiled import BoundCall
+from .._compiled import bound_call
 from ..linsolve.kkt import KKTPattern
 from ..mbs import _force_kernels as FK
 from ..mbs import _kernels as MK
@@ -284,11 +284,11 @@ class AbsoluteSystem:
     def _bind_kinematics(self) -> None:
         """Bind the kinematics (to the step buffers) and the constraint evaluation (to the system's arrays)."""
         k = self.kin
-        self._kin_call = BoundCall(MK.body_kinematics, self.q_step, self.v_step, k.pos, k.R, k.vel, k.omega_w).call
+        self._kin_call = bound_call(MK.body_kinematics, self.q_step, self.v_step, k.pos, k.R, k.vel, k.omega_w)
         self._ceval_calls = tuple(
-            BoundCall(MK.constraint_eval, self.row_type, self.row_body, self.row_a, self.row_s, self.row_c,
-                      self.row_u, self.row_f, k.pos, k.R, k.vel, k.omega_w, g, self.phi, self.J, self.phi_t,
-                      self.gamma).call
+            bound_call(MK.constraint_eval, self.row_type, self.row_body, self.row_a, self.row_s, self.row_c,
+                       self.row_u, self.row_f, k.pos, k.R, k.vel, k.omega_w, g, self.phi, self.J, self.phi_t,
+                       self.gamma)
             for g in (False, True))
 
     def _slots(self, bodies, full: bool):
@@ -394,22 +394,22 @@ class AbsoluteSystem:
         for blk in self.blocks:
             ev = blk.step_call(kin, v)
             if blk.rotational:
-                sc = BoundCall(FK.scatter_rotational, blk.body, blk.Q, blk.Kx, blk.Kv, blk.slot_rot, cK, cD, v,
-                               self.f, data, self.Dv, self.Kxv)
+                sc = bound_call(FK.scatter_rotational, blk.body, blk.Q, blk.Kx, blk.Kv, blk.slot_rot, cK, cD, v,
+                                self.f, data, self.Dv, self.Kxv)
             else:
-                sc = BoundCall(FK.scatter_elements, blk.body, blk.Q, blk.Kx, blk.Kv, blk.slot, cK, cD, v, self.f,
-                               data, self.Dv, self.Kxv)
-            blocks.append((blk, None if ev is None else ev.call, sc.call))
+                sc = bound_call(FK.scatter_elements, blk.body, blk.Q, blk.Kx, blk.Kv, blk.slot, cK, cD, v, self.f,
+                                data, self.Dv, self.Kxv)
+            blocks.append((blk, ev, sc))
         stiff = None
         if self.nc:
-            stiff = BoundCall(
+            stiff = bound_call(
                 FK.constraint_stiffness_add, self.row_type, self.row_body, self.row_a, self.row_s, self.row_c,
                 self.row_u, self.row_f, self.lam_step, kin.pos, kin.R, self.row_slot12, self.row_rot_slot,
                 self.row_cpl_slot, self.row_end, cK, v, True, data, self.Kxv, self._cs_Q1, self._cs_Kx1,
-                self._cs_Kv1, self._cs_work, self._cs_w33).call
+                self._cs_Kv1, self._cs_work, self._cs_w33)
         self._step_calls = _StepCalls(
-            cK, cD, data, BoundCall(FK.body_forces, self.mass, self.inertia, v, self.gravity, self.f).call,
-            tuple(blocks), stiff, BoundCall(_scatter_rows, self.J, self.pattern.row_slot, data).call)
+            cK, cD, data, bound_call(FK.body_forces, self.mass, self.inertia, v, self.gravity, self.f),
+            tuple(blocks), stiff, bound_call(_scatter_rows, self.J, self.pattern.row_slot, data))
 
     def update_kinematics(self, q, v):
         k = self.kin
@@ -468,11 +468,11 @@ class AbsoluteSystem:
         ``state``, ``h`` and ``hist_weight`` are passed to force providers (contact history, see
         :class:`ForceContext`).
         """
+        self.Dv[:] = 0.0
+        self.Kxv[:] = 0.0
         sc = self._step_calls
         if sc is not None and v is self.v_step and data is sc.data and cK == sc.cK and cD == sc.cD:
             sc.body_forces()
-            self.Dv[:] = 0.0
-            self.Kxv[:] = 0.0
             for blk, ev, scatter in sc.blocks:
                 if ev is None:
                     blk.evaluate(t, self.kin, v)
@@ -490,10 +490,9 @@ class AbsoluteSystem:
         return self.f
 
     def _eval_elements(self, t: float, v, cK: float, cD: float, data):
-        """Gravity, gyroscopic terms and force elements (the general path of :meth:`eval_forces`)."""
+        """Gravity, gyroscopic terms and force elements (the general path of :meth:`eval_forces`; Dv and Kxv
+        zeroed by the caller)."""
         FK.body_forces(self.mass, self.inertia, v, self.gravity, self.f)
-        self.Dv[:] = 0.0
-        self.Kxv[:] = 0.0
         for blk in self.blocks:
             blk.evaluate(t, self.kin, v)
             if blk.rotational:

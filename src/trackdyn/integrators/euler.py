@@ -27,7 +27,7 @@ import inspect
 import numba as nb
 import numpy as np
 
-from .._compiled import BoundCall, entry_point
+from .._compiled import bound_call, entry_point
 from ..linsolve import SOLVERS, make_solver
 from ..linsolve._ldl_kernels import sym_upper_matvec
 from ..mbs import _kernels as MK
@@ -163,10 +163,10 @@ class EulerImplicitLinearized(Integrator):
         v = s.v_step
         rhs = None
         if not len(s.driver_rows):  # with drivers the secant is a new array each step: the general call
-            rhs = BoundCall(euler_rhs, self.Mv, s.f, s.Dv, h, s.phi, s.driver_rows, self._no_secant, self.vmax,
-                            self.rhs).call
-        self._calls = (BoundCall(mass_times, s.mass, s.inertia, v, self.Mv).call, rhs,
-                       BoundCall(_add_left_out, self.rhs, th * h * h, s.Kxv).call)
+            rhs = bound_call(euler_rhs, self.Mv, s.f, s.Dv, h, s.phi, s.driver_rows, self._no_secant, self.vmax,
+                             self.rhs)
+        self._calls = (bound_call(mass_times, s.mass, s.inertia, v, self.Mv), rhs,
+                       bound_call(_add_left_out, self.rhs, th * h * h, s.Kxv))
         # the new state's arrays are made here (np.empty, C-contiguous float64): typed once
         v_new, q_new = np.empty((s.nb, 6)), np.empty(s.q_step.shape)
         self._finish = entry_point(_finish_step, (self.x, v, s.q_step, h, s.phi, v_new, np.empty(s.nc), q_new,
@@ -175,8 +175,8 @@ class EulerImplicitLinearized(Integrator):
         if th != 1.0:
             p = s.pattern
             self._theta_calls = (
-                BoundCall(_theta_terms, p.n, p.Ap, p.Ai, s.data, p.perm, v, self._xp, self._kx, self._hv).call,
-                BoundCall(_theta_rhs, self.rhs, self.Mv, self._hv, th).call,
+                bound_call(_theta_terms, p.n, p.Ap, p.Ai, s.data, p.perm, v, self._xp, self._kx, self._hv),
+                bound_call(_theta_rhs, self.rhs, self.Mv, self._hv, th),
                 entry_point(_theta_mean, (th, v, v_new, self._vbar, s.q_step, h, q_new)))
 
     def _step_impl(self, state: State) -> State:

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import numba as nb
 import numpy as np
 
-from .._compiled import BoundCall
+from .._compiled import bound_call
 from . import _ldl_kernels as K
 
 __all__ = ["KKTPattern", "DirectSolver", "ScalarDirectSolver", "unit_ordering"]
@@ -551,9 +551,10 @@ class DirectSolver:
         self.Dg = np.zeros(n)
         self.flag = np.zeros(sym.n_flags, dtype=np.bool_)
         _init_solve_state(self, n)
-        # the kernels' calls for the last data / (rhs, out) arrays seen, typed once (a step passes the same
-        # arrays every time: no per-call dispatch nor gathering of 23 arguments)
-        self._factor_call = self._solve_call = None
+        # the kernels' calls for the last data / (rhs, out) arrays seen (the keys), typed once (a step passes
+        # the same arrays every time: no per-call dispatch nor gathering of 23 arguments)
+        self._factor_call = self._solve_call = self._factor_key = None
+        self._solve_key = (None, None, None)
 
     @property
     def nnz_L(self) -> int:
@@ -565,15 +566,15 @@ class DirectSolver:
         return self.Dg
 
     def factor(self, data):
-        fc = self._factor_call
-        if fc is None or fc.key[0] is not data:
+        if self._factor_call is None or self._factor_key is not data:
             sm = self.sym
-            fc = self._factor_call = BoundCall(
+            self._factor_call = bound_call(
                 K.supernodal_factor, _checked(data, self.pattern.nnz, "data"), self.X, self.Dg, self.G, self.flag,
                 sm.n_sn_u, sm.sn_w, sm.sn_nr, sm.sn_start, sm.sn_off, sm.e_ptr, sm.e_size, sm.e_row, sm.gd_ptr,
-                sm.gd_end, sm.ge_ptr, sm.ge_end, sm.g_src, sm.g_dst, sm.pp, sm.u_dst, sm.u_nr, sm.u_dflag, key=(data,),
+                sm.gd_end, sm.ge_ptr, sm.ge_end, sm.g_src, sm.g_dst, sm.pp, sm.u_dst, sm.u_nr, sm.u_dflag,
             )
-        bad = fc.call()
+            self._factor_key = data
+        bad = self._factor_call()
         self.data = data
         self.n_factor += 1
         if bad >= 0:
@@ -581,17 +582,18 @@ class DirectSolver:
             raise np.linalg.LinAlgError(f"zero or non-finite pivot at unknown {old} of the KKT matrix")
 
     def solve(self, rhs, out):
-        sc = self._solve_call
-        if sc is None or sc.key[1] is not rhs or sc.key[2] is not out or sc.key[0] is not self.data:
+        k = self._solve_key
+        if self._solve_call is None or k[1] is not rhs or k[2] is not out or k[0] is not self.data:
             p = self.pattern
             sm = self.sym
-            sc = self._solve_call = BoundCall(
+            self._solve_call = bound_call(
                 K.supernodal_solve_refined, self.n, p.Ap, p.Ai, self.data, self.X, self.Dg, self.flag, sm.n_sn_u,
                 sm.sn_w, sm.sn_nr, sm.sn_start, sm.sn_off, sm.e_ptr, sm.e_size, sm.e_gstart, sm.e_row, p.perm,
                 _checked(rhs, self.n, "rhs"), _checked(out, self.n, "out"), self.work, self.work2, self.resid,
-                self.refine, key=(self.data, rhs, out),
+                self.refine,
             )
-        sc.call()
+            self._solve_key = (self.data, rhs, out)
+        self._solve_call()
         self.n_solve += 1
         return out
 

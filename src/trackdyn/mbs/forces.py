@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._compiled import BoundCall
+from .._compiled import bound_call
 from ..errors import StepFailed
 from . import _force_kernels as FK
 from .joints import _point, _unit, perpendicular_frame
@@ -250,10 +250,10 @@ class ElementBlock:
         fn(*args)
 
     def step_call(self, kin, v):
-        """The evaluation with ``kin`` and ``v`` bound (:class:`~trackdyn._compiled.BoundCall`), or None when
+        """The evaluation with ``kin`` and ``v`` bound (:func:`~trackdyn._compiled.bound_call`), or None when
         it runs Python each time (user callables)."""
         fn, args = self._kernel(kin, v)
-        return BoundCall(fn, *args)
+        return bound_call(fn, *args)
 
     def series(self):  # pragma: no cover - interface
         return {}

@@ -30,7 +30,7 @@ import math
 import numba as nb
 import numpy as np
 
-from .._compiled import BoundCall
+from .._compiled import bound_call
 from ..driver import Observation
 from ..driver._compiled import compiled_form, decide
 from ..mbs import _force_kernels as FK
@@ -167,10 +167,10 @@ class Drivetrain:
         # the map's torques, bound once to the system's kinematics (a kinematic driver's servo reference changes
         # with time: it takes the general call)
         self._kin = system.kin
-        self._drive_call = None if getattr(self.driver, "kinematic", False) else BoundCall(
+        self._drive_call = None if getattr(self.driver, "kinematic", False) else bound_call(
             _drive_kernel, self.chassis, self.sprockets, system.kin.R, system.kin.omega_w, self.throttle,
             self.braking, self.map_w, self.map_t, self.map_scale, self.brake_torque, 0.0, 0.0, self.Q, self.Kx,
-            self.Kv, self.out, self._dX, self._dV).call
+            self.Kv, self.out, self._dX, self._dV)
 
     def initial_extra(self):
         return {"driver": np.zeros(max(self.driver.memory_size(), 1))}
