@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from ..contact.materials import Material
+from ..materials import Material
 from .profile import PRIM_ARC, PRIM_SEG, Piece, ProfileChain, compose
 
 __all__ = ["Terrain", "Flat", "Plane", "ProfileTerrain", "Composite", "as_terrain", "DEFAULT_MATERIAL"]

@@ -12,6 +12,11 @@ import dataclasses
 
 import numpy as np
 
+from .. import terrain as T  # the package namespace: build() looks terrain classes up by name
+from ..materials import Material
+from . import base, mesh, profile
+from .base import ProfileTerrain
+
 __all__ = ["describe", "build", "material_dict"]
 
 
@@ -32,8 +37,6 @@ def material_dict(m) -> dict | None:
 
 
 def describe(terrain) -> dict:
-    from . import base, mesh, profile
-
     t = terrain
     if isinstance(t, profile.Piece):
         d = {"type": _kebab(type(t).__name__)}
@@ -65,10 +68,6 @@ def describe(terrain) -> dict:
 
 def build(desc: dict, where: str = "terrain"):
     """Rebuild a terrain from :func:`describe`'s output (or a scenario file's ``[terrain]`` table)."""
-    from .. import terrain as T
-    from ..contact import Material
-    from .base import ProfileTerrain, as_terrain
-
     if not isinstance(desc, dict) or "type" not in desc:
         raise ValueError(f"{where}: expected a table with a 'type' key")
     params = {k: v for k, v in desc.items() if k != "type"}
