@@ -24,7 +24,7 @@ import math
 import numba as nb
 import numpy as np
 
-from ..terrain._kernels import bvh_query
+from ..terrain.kernels import bvh_query
 from ._vec import mat_tvec, mat_vec, vadd, vcross, vdot, vnorm, vscale, vsub
 from ._kernels import K_DN, K_PL, K_PN, K_PP, L_WINKLER, PM_FIXED, PM_LINE, W_DISC, W_POINT, W_SPHERE
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Terrain, _material
-from ._kernels import mesh_heights
+from .kernels import mesh_heights
 
 __all__ = ["TriangleMesh", "HeightField", "build_bvh"]
 

@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from trackdyn import terrain as tt
-from trackdyn.terrain._kernels import bvh_query
+from trackdyn.terrain.kernels import bvh_query
 
 seeds = st.integers(0, 2**31 - 1)
 
