@@ -35,6 +35,8 @@ from collections import namedtuple
 import numpy as np
 
 from .._compiled import entry_point
+from ..terrain.base import Plane, ProfileTerrain
+from ..terrain.mesh import TriangleMesh
 from . import _stage
 from . import _kernels as CK
 from ._buffers import new_outputs, new_records
@@ -375,9 +377,6 @@ class ContactSystem:
         self._built = True
 
     def _pack_terrain(self, parts, mat_index):
-        from ..terrain.base import Plane, ProfileTerrain
-        from ..terrain.mesh import TriangleMesh
-
         kind, index, pmat = [], [], []
         pl_n, pl_p = [], []
         pr_O, pr_u, pr_w, pr_start, pr_count = [], [], [], [], []

@@ -63,19 +63,19 @@ class Piece:
         raise NotImplementedError  # pragma: no cover
 
     def __add__(self, other):
-        from .base import as_terrain
+        from .base import as_terrain  # base imports this module (Piece, compose): not at the top, a cycle
 
         return as_terrain(self) + other
 
     def __radd__(self, other):
-        from .base import as_terrain
+        from .base import as_terrain  # base imports this module (Piece, compose): not at the top, a cycle
 
         return other + as_terrain(self)
 
     # drawing and tests
     def height(self, s, base: float = 0.0):
         """Exact ground height at path coordinates ``s`` (array), on a base level."""
-        from .base import as_terrain
+        from .base import as_terrain  # base imports this module (Piece, compose): not at the top, a cycle
 
         return as_terrain(self).height_along(np.asarray(s, float)) + base
 
