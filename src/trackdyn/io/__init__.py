@@ -1,8 +1,9 @@
-"""Results folders on disk (Parquet time series, metadata, scene, event summary)."""
+"""Results folders on disk (Parquet time series, metadata, scene, event summary) and :class:`Result`."""
 
 from .checkpoint import load_state, save_state
-from .results import ResultWriter, is_complete, load, match_series, save_result, write_json_atomic, write_summary
+from .results import (Result, ResultWriter, is_complete, load, match_series, save_result, write_json_atomic,
+                      write_summary)
 from .scene import read_scene, scene_from_model, terrain_to_scene
 
-__all__ = ["load", "save_result", "write_json_atomic", "write_summary", "ResultWriter", "is_complete",
+__all__ = ["Result", "load", "save_result", "write_json_atomic", "write_summary", "ResultWriter", "is_complete",
            "match_series", "read_scene", "scene_from_model", "terrain_to_scene", "save_state", "load_state"]

@@ -16,8 +16,9 @@ import warnings
 
 import numpy as np
 
+from ..io.results import Result, ResultWriter
+from ..io.scene import find_terrain, scene_from_model, terrain_to_scene
 from ..mbs.model import State
-from .result import Result
 
 __all__ = ["Recorder", "parse_record"]
 
@@ -111,7 +112,7 @@ class Recorder:
     -----
     Rows are written only at output samples where at least one series is
     due; series not due in such a row hold NaN (see
-    :meth:`Result.series <trackdyn.sim.result.Result.series>`).
+    :meth:`Result.series <trackdyn.io.results.Result.series>`).
     """
 
     def __init__(self, system, patterns=None, chunk_rows: int | None = None, scene_poses: bool = True):
@@ -323,13 +324,9 @@ class Recorder:
         summary : dict, optional
             Contents of ``summary.json``.
         """
-        from ..io.results import ResultWriter
-
         if self._writer is not None:
             raise RuntimeError(f"Recorder: already writing to {self._writer.directory}")
         if isinstance(terrain, (dict, tuple, list)):
-            from ..io.scene import terrain_to_scene
-
             terrain_to_scene(terrain)  # reject a bad description now, before the run
         self._writer = ResultWriter(directory, self.columns)
         self._terrain = terrain
@@ -352,8 +349,6 @@ class Recorder:
 
     def scene(self) -> dict | None:
         """Visual shapes and terrain of the recorded system (``scene.json``), or ``None``."""
-        from ..io.scene import find_terrain, scene_from_model
-
         model = getattr(self.system, "model", None)
         if model is None:
             return None

@@ -2,7 +2,7 @@
 
 Everything here reads a results folder (``timeseries.parquet``,
 ``metadata.json``, ``scene.json``, ``summary.json``) or a
-:class:`~trackdyn.sim.result.Result`; nothing here runs a simulation.
+:class:`~trackdyn.io.results.Result`; nothing here runs a simulation.
 Matplotlib and imageio are imported lazily by the functions that need them.
 """
 
