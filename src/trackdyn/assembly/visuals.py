@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..viz import shapes as V
+from ..mbs import visuals as V
 
 __all__ = ["add_vehicle_visuals"]
 

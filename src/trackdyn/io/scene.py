@@ -2,7 +2,7 @@
 
 A scene lists, per body name, the visual shapes attached with
 :meth:`Model.add_visual <trackdyn.mbs.model.Model.add_visual>` (body-frame
-``to_dict()`` forms, see :mod:`trackdyn.viz.shapes`), the body masses (the
+``to_dict()`` forms, see :mod:`trackdyn.mbs.visuals`), the body masses (the
 viewers follow the heaviest body by default), the shapes fixed to the ground,
 and the terrain to draw::
 

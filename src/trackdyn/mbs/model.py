@@ -307,7 +307,7 @@ class Model:
     def add_visual(self, body, shape) -> None:
         """Attach a visual shape to a body (drawn by plots, animations and the 3-D viewer).
 
-        ``shape`` is any object with ``to_dict()`` (see :mod:`trackdyn.viz`);
+        ``shape`` is any object with ``to_dict()`` (see :mod:`trackdyn.mbs.visuals`);
         it has no effect on the dynamics.
         """
         if not hasattr(shape, "to_dict"):

@@ -1,6 +1,6 @@
 """Geometry of visual shapes: triangle meshes for the 3-D viewer, x–z silhouettes for the side view.
 
-Works on the ``to_dict()`` form of :mod:`trackdyn.viz.shapes` (what
+Works on the ``to_dict()`` form of :mod:`trackdyn.mbs.visuals` (what
 ``scene.json`` stores), so it runs from a results folder alone. All
 coordinates are metres; meshes are in the body frame, silhouettes in the world
 x–z plane.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..math.quaternion import quat_to_matrix
-from .shapes import EXTRUSION_PLANES
+from ..mbs.visuals import EXTRUSION_PLANES
 
 __all__ = ["triangulate_polygon", "shape_mesh", "flat_normals", "convex_hull_2d",
            "body_poses"]
