@@ -4,6 +4,10 @@ The M113 of the thesis (korner-2024, spec ``m113``) starts on flat concrete
 1.4 m before a 0.4 m timber step, settles briefly with its brakes on, then
 drives over the step at full throttle. The run's folder holds the results,
 the side-view animation and the 3-D viewer page.
+
+Nothing here draws on a terminal: the caller passes its own progress display
+(the ``trackdyn demo`` command passes its Rich bar,
+:class:`trackdyn.cli.progress.RunProgress`).
 """
 
 from __future__ import annotations
@@ -11,6 +15,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+
+from .driver import FullThrottle
+from .materials import Material
+from .sim.run import prepare
+from .spec.scenario import Scenario
+from .terrain import Flat, Step
+from .viz.animate import animate
+from .viz.plots import paths_xz, save_figure
+from .viz.viewer import write_viewer
 
 __all__ = ["run_demo", "demo_scenario"]
 
@@ -20,11 +33,6 @@ STEP_X = 0.6
 
 def demo_scenario(t_end: float = 5.0):
     """The demo's :class:`~trackdyn.spec.scenario.Scenario`."""
-    from .contact import Material
-    from .driver import FullThrottle
-    from .spec.scenario import Scenario
-    from .terrain import Flat, Step
-
     concrete = Material("concrete", young=2e10, poisson=0.3, restitution=0.1, friction=0.8)
     timber = Material("timber", young=1e10, poisson=0.3, restitution=0.1, friction=0.8)  # TOP 2-2-611, thesis §4.2.2
     terrain = Flat(material=concrete) + Step(STEP_HEIGHT, x=STEP_X, material=timber)
@@ -32,7 +40,7 @@ def demo_scenario(t_end: float = 5.0):
                     output_step=0.02, name="demo-m113-step")
 
 
-def run_demo(out, t_end: float = 5.0, progress=False, animation: bool = True, viewer: bool = True) -> dict:
+def run_demo(out, t_end: float = 5.0, progress=None, animation: bool = True, viewer: bool = True) -> dict:
     """Run the demo scenario and write its results folder, animation and viewer page.
 
     Parameters
@@ -42,9 +50,12 @@ def run_demo(out, t_end: float = 5.0, progress=False, animation: bool = True, vi
         ``scene.json``, ``path.png``, ``animation.gif``, ``view.html``).
     t_end : float
         Simulated time, s.
-    progress : bool or callable
-        ``True`` shows a progress bar on a terminal; a callable is used as the
-        run's callback.
+    progress : callable or context manager, optional
+        The run's progress display. A callable is the run's callback
+        (``Simulation.run(callback=...)``); a context manager (such as
+        :class:`trackdyn.cli.progress.RunProgress`) is entered for the
+        duration of the run and what it returns is the callback. ``None`` (or
+        ``False``): no progress.
     animation, viewer : bool
         Write the side-view GIF and the 3-D viewer page.
 
@@ -54,8 +65,6 @@ def run_demo(out, t_end: float = 5.0, progress=False, animation: bool = True, vi
         ``status``, ``out``, ``files``, ``steps``, ``sim_time_s``,
         ``wall_time_s``, ``climbed``, ``animation``, ``viewer``.
     """
-    from .sim.run import prepare
-
     out = Path(out)
     sc = demo_scenario(t_end)
     prep = prepare(sc, record=["chassis.*", "driver.*", "left.*.pos.*", "left.*.quat.*", "right.*.pos.*",
@@ -63,14 +72,14 @@ def run_demo(out, t_end: float = 5.0, progress=False, animation: bool = True, vi
     sim = prep.sim
     sim.recorder.extra_metadata["scenario"] = {**sc.to_dict(), "description":
                                                f"M113 climbing a {STEP_HEIGHT} m step at full throttle"}
-    callback = progress if callable(progress) else None
     if progress is True:
-        from .cli.progress import RunProgress
-
-        with RunProgress(t_end, label="demo") as bar:
+        raise ValueError("run_demo: progress=True no longer draws a bar itself; pass the bar "
+                         "(e.g. trackdyn.cli.progress.RunProgress(t_end, label='demo')) or a callback")
+    if hasattr(progress, "__enter__"):
+        with progress as bar:  # shown during the run only, not while the figures are written
             res = sim.run(t_end, callback=bar, out=out)
     else:
-        res = sim.run(t_end, callback=callback, out=out)
+        res = sim.run(t_end, callback=progress if callable(progress) else None, out=out)
     files = [str(out / f) for f in res.metadata.get("files", [])]
     warnings = list(res.metadata.get("warnings", []))
     x, z = res["chassis.pos.x"], res["chassis.pos.z"]
@@ -78,20 +87,14 @@ def run_demo(out, t_end: float = 5.0, progress=False, animation: bool = True, vi
     summary = {"status": res.status, "out": str(out), "files": files, "steps": sim.steps,
                "sim_time_s": sim.state.t, "wall_time_s": sim.wall_time, "climbed": climbed,
                "animation": None, "viewer": None}
-    from .viz.plots import paths_xz, save_figure
-
     fig = paths_xz({"chassis centre of mass": (x, z)}, title=f"M113 over a {STEP_HEIGHT} m step")
     files.append(str(save_figure(fig, out / "path.png", dpi=100)))
     if animation:
-        from .viz.animate import animate
-
         info = animate(res, out / "animation.gif", fps=12, size=(720, 400))
         summary["animation"] = info["out"]
         warnings += info["warnings"]
         files.append(info["out"])
     if viewer:
-        from .viz.viewer import write_viewer
-
         info = write_viewer(res, out / "view.html", title=f"trackdyn demo: M113 over a {STEP_HEIGHT} m step")
         summary["viewer"] = info["out"]
         files.append(info["out"])

@@ -107,8 +107,9 @@ def demo(
 ):
     """Drive the M113 over a 0.4 m step; write its results folder, animation and 3-D viewer page."""
     from ..demo import run_demo
+    from .progress import RunProgress
 
-    summary = run_demo(out, t_end=t_end, progress=not as_json)
+    summary = run_demo(out, t_end=t_end, progress=None if as_json else RunProgress(t_end, label="demo"))
     if as_json:
         _print_json(summary)
     else:
