@@ -14,7 +14,7 @@ import trackdyn as td
 from trackdyn import terrain as tt
 from trackdyn.cli.main import app
 from trackdyn.driver import PID, Brake
-from trackdyn.massless.climb import OUTCOMES, climb_stairs
+from trackdyn.experiments.stairs import OUTCOMES, climb_stairs
 from trackdyn.sim.run import prepare
 
 G = 9.81

@@ -27,7 +27,8 @@ from ..math.quaternion import quat_from_axis_angle
 from ..mbs import RSDA, TSDA, Fixed, Model, Prismatic, Revolute
 from .geometry import ClosedTrack, GeometryError, check_layout, close_track, side_layout
 
-__all__ = ["VehicleModel", "SideInfo", "build_vehicle", "vehicle_geometry", "VehicleGeometry"]
+__all__ = ["VehicleModel", "SideInfo", "build_vehicle", "vehicle_geometry", "VehicleGeometry", "add_sprocket",
+           "add_running_gear"]
 
 SIDES = ("left", "right")
 
@@ -158,11 +159,7 @@ def build_vehicle(spec, origin=(0.0, 0.0, 0.0), geometry: VehicleGeometry | None
         trk: ClosedTrack = geo.tracks[side]
         p = f"{side}."
         Y = np.array([0.0, 1.0, 0.0])
-        # sprocket
-        sx, sz = lay.sprocket
-        sprocket = m.add_body(p + "sprocket", mass=spec.sprocket.mass, inertia=list(spec.sprocket.inertia),
-                              pos=W(sx, y, sz))
-        m.add_joint(Revolute(chassis, sprocket, point=W(sx, y, sz), axis=Y, name=p + "sprocket.axle"))
+        sprocket = add_sprocket(m, chassis, spec, lay, p, y, W)
         # idler on its carrier
         ix, iz = lay.idler_center(trk.idler_shift)
         ten = spec.idler.tensioner
@@ -216,6 +213,23 @@ def build_vehicle(spec, origin=(0.0, 0.0, 0.0), geometry: VehicleGeometry | None
         _set_speed(m, spec, geo, sides, float(speed))
     return VehicleModel(spec, m, geo, sides, O, drv)
 
+
+
+def add_sprocket(m: Model, chassis, spec, lay, p: str, y: float, W, inertia=None, tree: dict | None = None):
+    """The side's sprocket on a revolute (its axle) to the chassis at ``lay.sprocket``; returns the body.
+
+    ``inertia`` (3,) replaces the spec's (the massless model adds its track
+    loop's circulation); ``tree`` as in :func:`add_running_gear`. Shared by
+    both builders, like the running gear.
+    """
+    Y = np.array([0.0, 1.0, 0.0])
+    sx, sz = lay.sprocket
+    J = list(spec.sprocket.inertia) if inertia is None else list(inertia)
+    sprocket = m.add_body(p + "sprocket", mass=spec.sprocket.mass, inertia=J, pos=W(sx, y, sz))
+    m.add_joint(Revolute(chassis, sprocket, point=W(sx, y, sz), axis=Y, name=p + "sprocket.axle"))
+    if tree is not None:
+        tree[sprocket.name] = ("chassis", W(sx, y, sz), Y, "dof")
+    return sprocket
 
 
 def add_running_gear(m: Model, chassis, spec, lay, p: str, y: float, W, tree: dict | None = None):

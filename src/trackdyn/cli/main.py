@@ -120,9 +120,10 @@ def demo(
 
 
 def _register_commands():
-    from . import event, results, run, study, sweep, vehicles, viz
+    from . import event, fidelities, results, run, study, sweep, vehicles, viz
 
     vehicles.register(app)
+    fidelities.register(app)
     run.register(app)
     event.register(app)
     sweep.register(app)

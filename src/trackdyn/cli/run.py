@@ -13,12 +13,12 @@ def register(app: typer.Typer) -> None:
     def run(
         scenario: str = typer.Argument(..., help="Built-in scenario (settle, accelerate, cruise) or a .toml file."),
         vehicle: str = typer.Option("m113", "--vehicle", help="Vehicle name or spec file."),
-        fidelity: str = typer.Option("links", "--fidelity", help="Track model: links or massless."),
+        fidelity: str = typer.Option("links", "--fidelity", help="Track model: a registered fidelity (trackdyn fidelities)."),
         out: Optional[Path] = typer.Option(None, "--out", help="Results folder to write."),
         t_end: Optional[float] = typer.Option(None, "--t-end", help="Simulated time, s."),
         speed: float = typer.Option(4.2, "--speed", help="cruise: target speed, m/s."),
         distance: float = typer.Option(100.0, "--distance", help="cruise: distance, m."),
-        step: Optional[float] = typer.Option(None, "--step", help="Time step, s."),
+        step: Optional[float] = typer.Option(None, "--step", help="Time step, s (default: the fidelity's own)."),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
     ):
         """Run a scenario and print its figures."""
@@ -36,8 +36,7 @@ def register(app: typer.Typer) -> None:
                     kw["t_end"] = t_end
                 if scenario == "cruise":
                     kw.update(speed=speed, distance=distance)
-                if fidelity != "links":
-                    kw["fidelity"] = fidelity
+                kw["fidelity"] = fidelity
                 summary, res = SCENARIOS[scenario](vehicle=vehicle, out=out, **kw)
             else:
                 from ..sim.run import run as run_scenario
@@ -53,7 +52,7 @@ def register(app: typer.Typer) -> None:
                     changes["t_end"] = t_end
                 if step is not None:
                     changes["step"] = step
-                if fidelity != "links":
+                if fidelity != sc.fidelity:
                     changes["fidelity"] = fidelity
                 sc = sc.replace(**changes) if changes else sc
                 res = run_scenario(sc, out=out)

@@ -27,8 +27,8 @@ def sweep(
     workers: Optional[int] = typer.Option(None, "--workers", help="Worker processes of the embedded cluster "
                                           "(default: one per core)."),
     out: Optional[Path] = typer.Option(None, "--out", help="Output folder (default: sweeps/<name>)."),
-    fidelity: Optional[str] = typer.Option(None, "--fidelity", help="Track model of every point: links or "
-                                           "massless (default: the file's, else links)."),
+    fidelity: Optional[str] = typer.Option(None, "--fidelity", help="Track model of every point: a registered "
+                                           "fidelity (default: the file's, else links)."),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="Re-run the points recorded as failed."),
     plot_only: bool = typer.Option(False, "--plot-only", help="Only rebuild the table and figures of DIR."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout and nothing else."),

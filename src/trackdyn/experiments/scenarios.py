@@ -42,7 +42,7 @@ def detracked(prep, res, tol: float = None) -> bool:
     spec = prep.spec
     tol = tol if tol is not None else 0.5 * spec.shoes.width
     bad = False
-    for side in prep.vehicle.sides.values():
+    for side in getattr(prep.vehicle, "sides", {}).values():
         y0 = side.y
         cy = res["chassis.pos.y"]
         for name in side.shoes:
@@ -53,7 +53,7 @@ def detracked(prep, res, tol: float = None) -> bool:
     return bad
 
 
-def settle(vehicle="m113", t_end: float | None = None, step: float = 5e-4, out=None, tension: bool = True,
+def settle(vehicle="m113", t_end: float | None = None, step: float | None = None, out=None, tension: bool = True,
            hold_time: float = 0.3, driver=None, **kw) -> dict:
     """Settle on flat ground (no throttle, no brake); with ``tension`` (default) by the §5.1 procedure.
 
@@ -74,10 +74,12 @@ def settle(vehicle="m113", t_end: float | None = None, step: float = 5e-4, out=N
     sc = Scenario(vehicle=vehicle, driver=driver if driver is not None else Idle(), t_end=t_end if t_end is not None else SETTLE_TIME, step=step,
                   output_step=0.01, name="settle", **kw)
     spec = sc.vehicle_spec() if spec0 is None else spec0
-    use_ten = bool(tension) and spec.idler.tensioner.mode == "spring" and sc.fidelity == "links"
+    prep = prepare(sc)
+    # the procedure needs a built tensioner (a fidelity without shoes, such as massless, has none)
+    use_ten = (bool(tension) and spec.idler.tensioner.mode == "spring"
+               and any(s.tensioner for s in getattr(prep.vehicle, "sides", {}).values()))
     if use_ten and t_end is None:
         sc = sc.replace(t_end=4.0)  # the procedure ends the run; this is only the upper bound
-    prep = prepare(sc)
     ten = Tensioning(prep) if use_ten else None
 
     def stop(sim):
@@ -127,7 +129,7 @@ def settle(vehicle="m113", t_end: float | None = None, step: float = 5e-4, out=N
     }, res
 
 
-def accelerate(vehicle="m113", t_end: float = 20.0, step: float = 5e-4, out=None, settle_time: float = 1.0,
+def accelerate(vehicle="m113", t_end: float = 20.0, step: float | None = None, out=None, settle_time: float = 1.0,
                **kw) -> dict:
     sc = Scenario(vehicle=vehicle, driver=FullThrottle(delay=settle_time), t_end=t_end + settle_time, step=step,
                   output_step=0.01, name="accelerate", **kw)
@@ -165,7 +167,7 @@ def accelerate(vehicle="m113", t_end: float = 20.0, step: float = 5e-4, out=None
     }, res
 
 
-def cruise(vehicle="m113", speed: float = 4.2, distance: float = 100.0, step: float = 5e-4, out=None,
+def cruise(vehicle="m113", speed: float = 4.2, distance: float = 100.0, step: float | None = None, out=None,
            settle_time: float = 0.5, **kw) -> dict:
     t_end = settle_time + distance / speed
     sc = Scenario(vehicle=vehicle, driver=PID(speed=speed, y=0.0, delay=0.0), t_end=t_end, step=step,

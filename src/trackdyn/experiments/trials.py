@@ -34,12 +34,16 @@ from pathlib import Path
 
 import numpy as np
 
+from ..assembly.builder import vehicle_geometry
 from ..contact import Material
+from ..conventions import G0 as G
+from ..math.quaternion import quat_to_matrix
+from ..sim.run import prepare, run_metadata
+from .tensioning import Tensioning
 
 __all__ = ["TIMBER", "EVENT_RECORD", "VehicleExtent", "vehicle_extent", "Monitor", "TrialRun", "run_trial",
            "classify_failure", "FAILURE_MODES", "moving_average", "G"]
 
-G = 9.81
 #: Step obstacle material of korner-2024 §4.2.2 (TOP 2-2-611 replaceable timbers): E 10 GPa, μ 0.8.
 TIMBER = Material("timber", young=1e10, poisson=0.3, restitution=0.1, friction=0.8)
 
@@ -97,8 +101,6 @@ class VehicleExtent:
 def vehicle_extent(spec) -> VehicleExtent:
     """The :class:`VehicleExtent` of a spec; raises :class:`~trackdyn.assembly.geometry.GeometryError`
     for an inconsistent geometry (before anything is simulated)."""
-    from ..assembly.builder import vehicle_geometry
-
     geo = vehicle_geometry(spec)
     pad = spec.shoes.bottom
     xs = np.concatenate([t.pins[:, 0] for t in geo.tracks.values()])
@@ -117,14 +119,6 @@ def vehicle_extent(spec) -> VehicleExtent:
 
 
 # ---------------------------------------------------------------------------------------------- monitor
-def _rot(q):
-    q0, q1, q2, q3 = q
-    return np.array([
-        [q0 * q0 + q1 * q1 - q2 * q2 - q3 * q3, 2 * (q1 * q2 - q3 * q0), 2 * (q1 * q3 + q2 * q0)],
-        [2 * (q1 * q2 + q3 * q0), q0 * q0 - q1 * q1 + q2 * q2 - q3 * q3, 2 * (q2 * q3 - q1 * q0)],
-        [2 * (q1 * q3 - q2 * q0), 2 * (q1 * q0 + q2 * q3), q0 * q0 - q1 * q1 - q2 * q2 + q3 * q3]])
-
-
 class Monitor:
     """A ``Simulation.run`` callback: samples the vehicle and stops the run when the stop rule decides.
 
@@ -155,7 +149,7 @@ class Monitor:
         self.h = sim.h
         self.every_n = max(1, int(round(every / sim.h)))
         self.c = names["chassis"]
-        sides = prep.vehicle.sides.values()
+        sides = getattr(prep.vehicle, "sides", {}).values()  # a fidelity without running gear has none
         self.wheels = np.array([names[w] for s in sides for w in s.wheels], dtype=np.int64)
         self.idlers = np.array([names[s.idler] for s in sides if s.idler in names], dtype=np.int64)
         self.sprockets = np.array([names[s.sprocket] for s in sides], dtype=np.int64)
@@ -176,7 +170,7 @@ class Monitor:
 
     def _driver_az(self, st) -> float:
         c = self.c
-        R = _rot(st.q[c, 3:])
+        R = quat_to_matrix(st.q[c, 3:])
         s = R @ self.s_driver
         w = R @ st.v[c, 3:]
         al = R @ st.acc[c, 3:]
@@ -186,7 +180,7 @@ class Monitor:
 
     def sample(self, st) -> None:
         c = self.c
-        R = _rot(st.q[c, 3:])
+        R = quat_to_matrix(st.q[c, 3:])
         S = self.samples
         S["t"].append(float(st.t))
         S["x"].append(float(st.q[c, 0]))
@@ -194,12 +188,12 @@ class Monitor:
         S["pitch"].append(float(math.atan2(R[2, 0], R[0, 0])))
         S["roll"].append(float(math.atan2(R[2, 1], R[2, 2])))
         S["v"].append(float(st.v[c, :3] @ R[:, 0]))
-        wx = st.q[self.wheels, 0]
+        wx = st.q[self.wheels, 0] if len(self.wheels) else np.full(1, float(st.q[c, 0]))  # no wheels: the chassis
         S["wheel_x_max"].append(float(wx.max()))
         S["wheel_x_min"].append(float(wx.min()))
         S["idler_x_min"].append(float(st.q[self.idlers, 0].min()) if len(self.idlers) else float("nan"))
         rel = st.v[self.sprockets, 4] - st.v[c, 4]
-        S["track_v"].append(float(np.mean(rel)) * self.r_sprocket)
+        S["track_v"].append(float(np.mean(rel)) * self.r_sprocket if len(rel) else 0.0)
         fn, xv, zw = 0.0, float("nan"), float("nan")
         if self.contact is not None and hasattr(self.contact, "contacts"):
             try:
@@ -360,8 +354,6 @@ def run_trial(scenario, stop=None, out=None, driver_acc: bool = False, tension: 
         (:class:`~trackdyn.experiments.tensioning.Tensioning`); ``None``: the
         builder's tensioner as assembled.
     """
-    from ..sim.run import prepare
-
     sc = scenario if scenario.record is not None else scenario.replace(record=EVENT_RECORD)
     t0 = time.perf_counter()
     import warnings
@@ -374,17 +366,10 @@ def run_trial(scenario, stop=None, out=None, driver_acc: bool = False, tension: 
     ten = None
     hook = None
     if tension is not None:
-        from .tensioning import Tensioning
-
         ten = Tensioning(prep, **tension)
         hook = ten
     mon = Monitor(prep, stop=stop, every=every, driver_acc=driver_acc, hook=hook)
-    prep.sim.recorder.extra_metadata.update({
-        "scenario": sc.to_dict(), "vehicle": prep.spec.model_dump(mode="json"),
-        "geometry": {s: {"shoes": t.n_shoes, "idler_shift_m": t.idler_shift}
-                     for s, t in prep.vehicle.geometry.tracks.items()},
-        "build_time_s": build,
-    })
+    prep.sim.recorder.extra_metadata.update(run_metadata(prep, sc, build))
     t1 = time.perf_counter()
     res = prep.sim.run(sc.t_end, callback=mon)
     wall = time.perf_counter() - t1

@@ -11,6 +11,7 @@ name                           scheme                                           
 ``rk4``                        classical Runge-Kutta on the index-1 form, in a chart    4
 ``ab3``                        3-step Adams-Bashforth on the index-1 form               3
 ``abm``                        variable-step Adams-Bashforth-Moulton PECE               var.
+``massless-realtime``          linearised Euler in a massless vehicle's minimal coords  1
 =============================  =======================================================  =====
 
 See docs/integrators.md for the equations, options and measured accuracy.
@@ -24,13 +25,14 @@ from .euler import EulerImplicitLinearized, ThetaLinearized
 from .explicit import AB3, RK4
 from .hht import HHT
 from .implicit import EulerImplicit, EulerImplicitProjected
+from .realtime import RealtimeStepper
 
 __all__ = ["Integrator", "StepFailed", "EulerImplicitLinearized", "ThetaLinearized", "EulerImplicit",
            "EulerImplicitProjected",
-           "HHT", "RK4", "AB3", "ABM", "INTEGRATORS", "make_integrator"]
+           "HHT", "RK4", "AB3", "ABM", "RealtimeStepper", "INTEGRATORS", "make_integrator"]
 
 INTEGRATORS = {cls.name: cls for cls in (EulerImplicitLinearized, ThetaLinearized, EulerImplicit,
-                                         EulerImplicitProjected, HHT, RK4, AB3, ABM)}
+                                         EulerImplicitProjected, HHT, RK4, AB3, ABM, RealtimeStepper)}
 
 
 def make_integrator(name, system, step, **options):

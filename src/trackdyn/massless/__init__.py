@@ -1,25 +1,27 @@
-"""The ``massless`` track fidelity (agapov-kovalev-pogorelov, real-time tracked-vehicle model; issue #8).
+"""Deprecated alias of the ``massless`` fidelity's parts (kept one release for users' imports).
 
-A vehicle spec built without shoe bodies: hull, sprockets, idlers, road arms
-and wheels, rollers; each track is a force model between its wheels and the
-terrain in track planes fixed to the hull (see docs/massless.md).
+The massless track model (agapov-kovalev-pogorelov) now lives in the layers
+like every fidelity (DESIGN.md, "Fidelity levels of one vehicle"); select it
+with ``Scenario(fidelity="massless")`` or ``--fidelity massless``:
 
-Select it per run with ``Scenario(fidelity="massless")`` (or ``fidelity =
-"massless"`` in a scenario file, ``--fidelity massless`` on the CLI); the
-pieces are:
+- builder: :func:`trackdyn.assembly.massless.build_massless`;
+- track-force law: :class:`trackdyn.contact.massless.MasslessTrack`,
+  :class:`~trackdyn.contact.massless.MasslessOptions`,
+  :func:`~trackdyn.contact.massless.slice_terrain`;
+- stepper: :class:`trackdyn.integrators.realtime.RealtimeStepper`;
+- stairs climb: :func:`trackdyn.experiments.stairs.climb_stairs`.
 
-- :func:`~trackdyn.massless.builder.build_massless` → :class:`~trackdyn.massless.builder.MasslessVehicle`;
-- :class:`~trackdyn.massless.track.MasslessTrack` (force provider) and
-  :class:`~trackdyn.massless.track.MasslessOptions` (``scenario.options["massless.*"]``);
-- :class:`~trackdyn.massless.stepper.RealtimeStepper` (minimal coordinates, the default);
-- :func:`~trackdyn.massless.climb.climb_stairs` (the stairs scene and its outcome classes);
-- :func:`~trackdyn.massless.slicing.slice_terrain` (the terrain-plane intersection, for inspection).
+Importing this package warns (``DeprecationWarning``).
 """
 
-from .builder import MasslessVehicle, build_massless
-from .climb import OUTCOMES, classify, climb_stairs, stairs_scene
-from .slicing import slice_terrain
-from .track import MasslessOptions, MasslessTrack
+import warnings
+
+from ..assembly.massless import MasslessVehicle, build_massless
+from ..contact.massless import MasslessOptions, MasslessTrack, slice_terrain
+from ..experiments.stairs import OUTCOMES, classify, climb_stairs, stairs_scene
+
+warnings.warn("trackdyn.massless is deprecated: import from trackdyn.assembly.massless, trackdyn.contact.massless "
+              "and trackdyn.experiments.stairs (docs/massless.md)", DeprecationWarning, stacklevel=2)
 
 __all__ = ["MasslessVehicle", "build_massless", "MasslessOptions", "MasslessTrack", "climb_stairs", "classify",
            "stairs_scene", "OUTCOMES", "slice_terrain"]

@@ -11,6 +11,7 @@ import numpy as np
 
 __all__ = [
     "skew",
+    "body_pitch",
     "quat_mul",
     "quat_conj",
     "quat_to_matrix",
@@ -55,15 +56,29 @@ def quat_normalize(q) -> np.ndarray:
 
 
 def quat_to_matrix(q) -> np.ndarray:
-    """Rotation matrix ``A(q)`` (body to world), thesis appendix A."""
-    q0, q1, q2, q3 = q
-    return np.array(
-        [
-            [q0 * q0 + q1 * q1 - q2 * q2 - q3 * q3, 2 * (q1 * q2 - q3 * q0), 2 * (q1 * q3 + q2 * q0)],
-            [2 * (q1 * q2 + q3 * q0), q0 * q0 - q1 * q1 + q2 * q2 - q3 * q3, 2 * (q2 * q3 - q1 * q0)],
-            [2 * (q1 * q3 - q2 * q0), 2 * (q1 * q0 + q2 * q3), q0 * q0 - q1 * q1 - q2 * q2 + q3 * q3],
-        ]
-    )
+    """Rotation matrix ``A(q)`` (body to world), thesis appendix A.
+
+    ``q`` (4,) gives (3, 3); a stack of quaternions (..., 4), e.g. a body's
+    recorded ``quat.e0..e3`` series side by side, gives (..., 3, 3).
+    """
+    q = np.asarray(q, dtype=float)
+    q0, q1, q2, q3 = (q[..., k] for k in range(4))
+    R = np.empty(q.shape[:-1] + (3, 3))
+    R[..., 0, 0] = q0 * q0 + q1 * q1 - q2 * q2 - q3 * q3
+    R[..., 0, 1] = 2 * (q1 * q2 - q3 * q0)
+    R[..., 0, 2] = 2 * (q1 * q3 + q2 * q0)
+    R[..., 1, 0] = 2 * (q1 * q2 + q3 * q0)
+    R[..., 1, 1] = q0 * q0 - q1 * q1 + q2 * q2 - q3 * q3
+    R[..., 1, 2] = 2 * (q2 * q3 - q1 * q0)
+    R[..., 2, 0] = 2 * (q1 * q3 - q2 * q0)
+    R[..., 2, 1] = 2 * (q1 * q0 + q2 * q3)
+    R[..., 2, 2] = q0 * q0 - q1 * q1 - q2 * q2 + q3 * q3
+    return R
+
+
+def body_pitch(R) -> np.ndarray:
+    """Pitch of a body's x axis above the horizontal, rad (nose up positive), from ``A(q)`` (..., 3, 3)."""
+    return np.arctan2(R[..., 2, 0], R[..., 0, 0])
 
 
 def matrix_to_quat(R) -> np.ndarray:

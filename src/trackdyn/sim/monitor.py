@@ -26,7 +26,7 @@ import numpy as np
 
 from ..errors import StepFailed
 
-__all__ = ["DivergenceMonitor"]
+__all__ = ["DivergenceMonitor", "RealtimeMonitor"]
 
 
 @nb.njit(cache=True, _nrt=False)
@@ -158,3 +158,32 @@ class DivergenceMonitor:
             return s.joint_names[int(s.row_joint[r])]
         except (IndexError, ValueError):
             return f"row {r}"
+
+
+class RealtimeMonitor(DivergenceMonitor):
+    """Divergence checks of a run of a minimal-coordinate stepper (:class:`~trackdyn.integrators.realtime.RealtimeStepper`).
+
+    Same thresholds as :class:`DivergenceMonitor`; multipliers (NaN: not
+    computed) and joint violations (zero by construction) are not checked.
+    The energy jump is measured in the minimal rates with the step's mass
+    matrix against the work of the step's generalized applied forces
+    (``h |Q·u|`` before and after); the stepper exposes ``u``, ``unew``,
+    ``M`` and ``Q`` of its last step.
+    """
+
+    def __init__(self, system, integrator, **thresholds):
+        super().__init__(system, **thresholds)
+        self.integrator = integrator
+
+    def check(self, old, new, h: float) -> None:
+        self._check_motion(new)
+        it = self.integrator
+        # kinetic energy in the minimal rates with the step's mass matrix (the spins of wheels, idlers and
+        # rollers about their axles keep their relative rate and are left out); it.Q: the step's generalized
+        # applied forces, it.u: old rates, it.unew: new rates
+        u, un, M = it.u, it.unew, it.M
+        ke_old = 0.5 * float(u @ (M @ u))
+        dE = 0.5 * float(un @ (M @ un)) - ke_old
+        work = h * (abs(float(it.Q @ u)) + abs(float(it.Q @ un)))
+        self._check_energy(new.t, dE, work, ke_old, old, new)
+        self.last_good = new

@@ -28,6 +28,7 @@ from .._version import __version__
 from ..formulations.absolute import AbsoluteSystem
 from ..integrators import StepFailed, make_integrator
 from ..mbs.model import Model, State
+from .monitor import DivergenceMonitor, RealtimeMonitor
 from .recorder import Recorder
 from .result import Result
 
@@ -88,9 +89,11 @@ class Simulation:
         self.output_step = self.output_every * h
         self.state = self.system.initial_state()
         if monitor is True or isinstance(monitor, dict):
-            from .monitor import DivergenceMonitor
-
-            self.monitor = DivergenceMonitor(self.system, **(monitor if isinstance(monitor, dict) else {}))
+            thresholds = monitor if isinstance(monitor, dict) else {}
+            if getattr(self.integrator, "minimal_coordinates", False):  # no multipliers, no joint violation
+                self.monitor = RealtimeMonitor(self.system, self.integrator, **thresholds)
+            else:
+                self.monitor = DivergenceMonitor(self.system, **thresholds)
         elif monitor is False or monitor is None:
             self.monitor = None
         else:

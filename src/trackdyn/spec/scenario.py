@@ -21,11 +21,28 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import tomllib
+from pathlib import Path
+
+from .. import driver as D
+from ..driver import Brake, Driver
 from ..errors import check_number
+from ..formulations.contract import formulation_names, get_formulation
+from ..terrain.base import as_terrain
+from ..terrain.describe import build, describe
+from .io import get
+from .vehicle import validate_spec
 
 __all__ = ["Scenario", "FIDELITIES"]
 
-FIDELITIES = ("links", "massless")
+# fields whose default is the fidelity's own (FormulationInfo.default_integrator / default_step)
+_FIDELITY_DEFAULTS = ("step", "integrator")
+
+
+def __getattr__(name):
+    if name == "FIDELITIES":  # the registered fidelities, at the time of the look-up
+        return formulation_names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _num(name, value, positive=False, nonneg=False):
@@ -46,12 +63,16 @@ class Scenario:
         Default: brakes on (the vehicle settles and stays).
     t_end : float
         Simulated time, s.
-    fidelity : {"links", "massless"}
-        Track model (DESIGN.md fidelity levels).
+    fidelity : str
+        Track model: a registered fidelity (``trackdyn fidelities``: ``links``,
+        ``massless``, ...; DESIGN.md fidelity levels).
     step, output_step : float
-        Time step and sampling interval, s (thesis Table 4.1: h = 1e-4).
+        Time step and sampling interval, s. ``step`` defaults to the
+        fidelity's own (``links`` 5e-4, a fifth of the thesis's Table 4.1
+        1e-4; ``massless`` 1e-2, its real-time step).
     integrator, solver : str
-        Names from the registries (``euler-implicit-linearized``, ``direct``).
+        Names from the registries (``euler-implicit-linearized``, ``direct``);
+        ``integrator`` defaults to the fidelity's own.
     start_x : float
         World x of the vehicle frame origin (the sprocket axis), m.
     speed : float
@@ -69,9 +90,9 @@ class Scenario:
     driver: Any = None
     t_end: float = 10.0
     fidelity: str = "links"
-    step: float = 1e-4
+    step: float | None = None
     output_step: float = 0.01
-    integrator: str = "euler-implicit-linearized"
+    integrator: str | None = None
     solver: str = "direct"
     start_x: float = 0.0
     speed: float = 0.0
@@ -82,6 +103,18 @@ class Scenario:
 
     def __post_init__(self):
         set_ = object.__setattr__
+        if not isinstance(self.fidelity, str) or self.fidelity not in formulation_names():
+            raise ValueError(f"scenario.fidelity = {self.fidelity!r}: choose one of {formulation_names()}")
+        if not isinstance(self.options, dict):
+            raise ValueError(f"scenario.options = {self.options!r}: expected a table")
+        defaulted = tuple(f for f in _FIDELITY_DEFAULTS if getattr(self, f) is None)
+        if defaulted:
+            integrator, step = get_formulation(self.fidelity).defaults(self.options)
+            if self.step is None:
+                set_(self, "step", step)
+            if self.integrator is None:
+                set_(self, "integrator", integrator)
+        set_(self, "_defaulted", defaulted)
         set_(self, "t_end", _num("t_end", self.t_end, positive=True))
         set_(self, "step", _num("step", self.step, positive=True))
         set_(self, "output_step", _num("output_step", self.output_step, positive=True))
@@ -91,8 +124,6 @@ class Scenario:
         ratio = self.output_step / self.step
         if ratio < 1 - 1e-9 or abs(ratio - round(ratio)) > 1e-6 * ratio:
             raise ValueError(f"scenario.output_step = {self.output_step}: must be a multiple of step = {self.step}")
-        if self.fidelity not in FIDELITIES:
-            raise ValueError(f"scenario.fidelity = {self.fidelity!r}: choose one of {FIDELITIES}")
         if self.record is not None:
             rec = (self.record,) if isinstance(self.record, str) else self.record
             if not isinstance(rec, (list, tuple)) or not all(isinstance(r, str) for r in rec):
@@ -101,17 +132,11 @@ class Scenario:
         for name in ("integrator", "solver", "name"):
             if not isinstance(getattr(self, name), str):
                 raise ValueError(f"scenario.{name} = {getattr(self, name)!r}: expected a string")
-        if not isinstance(self.options, dict):
-            raise ValueError(f"scenario.options = {self.options!r}: expected a table")
-        from ..driver import Driver
-
         if self.driver is None:
             set_(self, "driver", _default_driver())
         elif not isinstance(self.driver, Driver):
             raise ValueError(f"scenario.driver = {self.driver!r}: expected a driver (td.drivers.*)")
         if self.terrain is not None:
-            from ..terrain.base import as_terrain
-
             try:
                 set_(self, "terrain", as_terrain(self.terrain))
             except (TypeError, ValueError):
@@ -120,11 +145,13 @@ class Scenario:
             raise ValueError(f"scenario.vehicle = {self.vehicle!r}: expected a VehicleSpec or a vehicle name")
 
     def replace(self, **changes) -> "Scenario":
+        """A new scenario with ``changes``; a step or integrator left to the fidelity's default follows the
+        (possibly new) fidelity unless given."""
+        for f in getattr(self, "_defaulted", ()):
+            changes.setdefault(f, None)
         return dataclasses.replace(self, **changes)
 
     def vehicle_spec(self):
-        from .io import get
-
         return get(self.vehicle) if isinstance(self.vehicle, str) else self.vehicle
 
     def to_dict(self) -> dict:
@@ -137,8 +164,6 @@ class Scenario:
 
 
 def _default_driver():
-    from ..driver import Brake
-
     return Brake()
 
 
@@ -146,8 +171,6 @@ def _describe(obj):
     if obj is None:
         return None
     if hasattr(obj, "height") and hasattr(obj, "profile"):
-        from ..terrain.describe import describe
-
         return describe(obj)
     if hasattr(obj, "to_dict"):
         try:
@@ -163,15 +186,10 @@ _DRIVERS = {"full-throttle": "FullThrottle", "pid": "PID", "brake": "Brake", "id
 
 
 def _terrain_from(table, where="terrain"):
-    from ..terrain.base import as_terrain
-    from ..terrain.describe import build
-
     return as_terrain(build(table, f"scenario.{where}"))
 
 
 def _driver_from(table):
-    from .. import driver as D
-
     if not isinstance(table, dict) or "type" not in table:
         raise ValueError("scenario.driver: expected a table with a 'type' key")
     kind = str(table["type"])
@@ -206,8 +224,6 @@ def scenario_from_dict(data: dict) -> "Scenario":
     if unknown:
         raise ValueError(f"scenario: unknown table(s) {sorted(unknown)}")
     if "vehicle" in data:
-        from .vehicle import validate_spec
-
         veh = data["vehicle"]
         if isinstance(veh, dict):
             d["vehicle"] = validate_spec(veh, source="scenario.vehicle")
@@ -228,9 +244,6 @@ def scenario_from_dict(data: dict) -> "Scenario":
 
 def load_scenario(path) -> "Scenario":
     """Load a TOML scenario file: ``[scenario]`` (t_end, step, ...), ``[terrain]``, ``[driver]``, ``vehicle``."""
-    import tomllib
-    from pathlib import Path
-
     p = Path(path)
     try:
         data = tomllib.loads(p.read_text(encoding="utf-8"))

@@ -1,7 +1,7 @@
 """Benchmarks of the massless track fidelity (issue #8): ``m113-massless-flat``, ``m113-massless-halfround``.
 
 The M113 at the ``massless`` fidelity (agapov-kovalev-pogorelov; real-time
-stepper, :mod:`trackdyn.massless.stepper`) rolls at 4 m/s under a PID speed
+stepper, :mod:`trackdyn.integrators.realtime`) rolls at 4 m/s under a PID speed
 and heading driver, on flat ground or over a rigid 10 in half-round. The
 acceptance target is ``wall_per_sim <= 0.01`` (100 x faster than real time).
 Each benchmark builds and compiles the model once (a short warm-up run, not
@@ -18,6 +18,12 @@ from __future__ import annotations
 import statistics
 import time
 
+from .. import terrain as T
+from ..assembly.builder import vehicle_geometry
+from ..driver import PID
+from ..sim.run import prepare
+from ..spec.io import get
+from ..spec.scenario import Scenario
 from .benchmarks import bench, machine_info
 
 __all__ = ["massless_run", "m113_massless_flat", "m113_massless_halfround", "TARGET_WALL_PER_SIM"]
@@ -27,9 +33,6 @@ INCH = 0.0254
 
 
 def _scenario(vehicle, terrain, speed, t_end, step, output_step, options):
-    from ..driver import PID
-    from ..spec.scenario import Scenario
-
     return Scenario(vehicle=vehicle, terrain=terrain, driver=PID(speed=speed, y=0.0), t_end=t_end,
                     fidelity="massless", step=step, output_step=output_step, speed=speed, name="bench-massless",
                     options=dict(options or {}))
@@ -38,8 +41,6 @@ def _scenario(vehicle, terrain, speed, t_end, step, output_step, options):
 def massless_run(name: str, terrain_fn, vehicle: str = "m113", speed: float = 4.0, t_end: float = 4.0,
                  step: float = 1e-2, output_step: float = 0.05, repeats: int = 3, options: dict | None = None) -> dict:
     """Time ``repeats`` runs of ``vehicle`` (massless) at ``speed`` on ``terrain_fn()``; median + every run."""
-    from ..sim.run import prepare
-
     warm = prepare(_scenario(vehicle, terrain_fn(), speed, t_end, step, output_step, options))
     warm.sim.run(5 * step)  # compile the kernels, fill the caches
     runs = []
@@ -80,8 +81,6 @@ def massless_run(name: str, terrain_fn, vehicle: str = "m113", speed: float = 4.
 @bench("m113-massless-flat")
 def m113_massless_flat(t_end: float = 4.0, step: float = 1e-2, speed: float = 4.0, repeats: int = 3, **kw) -> dict:
     """M113, massless fidelity, 4 m/s on flat ground (rolling start, PID speed driver)."""
-    from .. import terrain as T
-
     return massless_run("m113-massless-flat", lambda: T.Flat(), speed=speed, t_end=t_end, step=step,
                         repeats=repeats, **kw)
 
@@ -95,10 +94,6 @@ def m113_massless_halfround(t_end: float = 4.0, step: float = 1e-2, speed: float
     obstacle's leading edge is 2 m ahead of the front of the track, so the
     whole vehicle has passed it within 4 s at 4 m/s.
     """
-    from .. import terrain as T
-    from ..assembly.builder import vehicle_geometry
-    from ..spec.io import get
-
     spec = get("m113")
     geo = vehicle_geometry(spec)
     front = max(float(t.pins[:, 0].max()) for t in geo.tracks.values()) + spec.shoes.bottom

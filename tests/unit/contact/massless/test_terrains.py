@@ -15,9 +15,9 @@ import trackdyn.spec as S
 from trackdyn import terrain as tt
 from trackdyn.assembly.builder import vehicle_geometry
 from trackdyn.formulations.absolute import AbsoluteSystem
-from trackdyn.massless import _kernels as K
-from trackdyn.massless.builder import build_massless
-from trackdyn.massless.track import MasslessTrack
+from trackdyn.contact.massless import _kernels as K
+from trackdyn.assembly.massless import build_massless
+from trackdyn.contact.massless.track import MasslessTrack
 
 
 def test_stairs_piece_is_the_flight_it_describes():

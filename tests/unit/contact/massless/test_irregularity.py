@@ -22,9 +22,9 @@ import trackdyn.spec as S
 from trackdyn import terrain as tt
 from trackdyn.assembly.builder import vehicle_geometry
 from trackdyn.formulations.absolute import AbsoluteSystem
-from trackdyn.massless._area import EXACT, depth_area
-from trackdyn.massless.builder import build_massless
-from trackdyn.massless.track import MasslessOptions, MasslessTrack
+from trackdyn.contact.massless._area import EXACT, depth_area
+from trackdyn.assembly.massless import build_massless
+from trackdyn.contact.massless.track import MasslessOptions, MasslessTrack
 
 LIFT = 0.01  # track line above the ground, m
 A_NAME, B_NAME = "left.roadwheel[2]", "left.roadwheel[1]"

@@ -1,17 +1,17 @@
 """Real-time stepper of the massless model: minimal coordinates, one compiled call per step.
 
 :class:`RealtimeStepper` is an :class:`~trackdyn.integrators.base.Integrator`
-for the systems built by :func:`trackdyn.massless.run.prepare_massless`
+for the systems built by :func:`trackdyn.assembly.fidelities.MasslessFormulation`
 (``formulation = "tree"``, the default of the massless fidelity): it advances
 the hull, sprocket and road-arm rotations of the vehicle's depth-1 tree by a
 linearised implicit Euler step with the Jacobians of the stiff forces
-(agapov-kovalev-pogorelov §3.1), see :mod:`trackdyn.massless._tree`. The
+(agapov-kovalev-pogorelov §3.1), see :mod:`trackdyn.integrators._realtime_kernels`. The
 state it returns is the ordinary absolute state of every body of the model,
 so recording, markers, the drivetrain's series and the track's outputs are
 those of the absolute formulation (evaluated by the system at sample times).
 
 What differs from stepping the same model in absolute coordinates
-(:class:`~trackdyn.massless.track.MasslessTrack` on an
+(:class:`~trackdyn.contact.massless.track.MasslessTrack` on an
 :class:`~trackdyn.formulations.absolute.AbsoluteSystem`): joints hold exactly
 (no multipliers: joint reaction series are NaN); the spin of wheels, idlers
 and rollers keeps its rate relative to the parent (no torque acts about
@@ -27,15 +27,17 @@ import math
 import numpy as np
 
 from .._compiled import entry_point
-from ..integrators.base import Integrator, StepFailed
+from ..contact.massless import _kernels as K
+from ..contact.massless._slice import new_slice_buffer
+from ..contact.massless.track import MasslessTrack
+from ..driver import Observation
+from ..driver._compiled import compiled_form
+from ..math.quaternion import quat_to_matrix
 from ..mbs.forces import RSDABlock, TSDABlock
 from ..mbs.model import State
 from ..powertrain import Drivetrain, track_inputs
-from ..driver import Observation
-from ..driver._compiled import compiled_form
-from . import _kernels as K
-from . import _tree as TK
-from .track import MasslessTrack
+from . import _realtime_kernels as TK
+from .base import Integrator, StepFailed
 
 __all__ = ["RealtimeStepper"]
 
@@ -53,10 +55,14 @@ class RealtimeStepper(Integrator):
     tree : dict
         ``body name -> (parent name, pivot (3,), axis (3,), kind)`` at the
         initial pose (world), ``kind`` ``"dof"`` or ``"spin"``
-        (:attr:`MasslessVehicle.tree <trackdyn.massless.builder.MasslessVehicle>`).
+        (:attr:`MasslessVehicle.tree <trackdyn.assembly.massless.MasslessVehicle>`).
     """
 
     name = "massless-realtime"
+    #: runs several steps per compiled call (:meth:`run_chunk`): :class:`~trackdyn.sim.realtime.RealtimeSimulation`
+    chunked = True
+    #: minimal coordinates, no multipliers: watched by :class:`~trackdyn.sim.monitor.RealtimeMonitor`
+    minimal_coordinates = True
 
     def __init__(self, system, step, tree=None, solver=None, **options):
         if options:
@@ -73,8 +79,6 @@ class RealtimeStepper(Integrator):
         C = idx["chassis"]
         self.C = C
         q0 = system.q0
-        from ..math.quaternion import quat_to_matrix
-
         RC0 = quat_to_matrix(q0[C, 3:])
         kind = np.zeros(nb_, np.int64)
         parent = np.full(nb_, -1, np.int64)
@@ -322,11 +326,11 @@ class RealtimeStepper(Integrator):
         return compiled_form(d)
 
     def run_chunk(self, state: State, nsteps: int, limits, want_outputs: bool, first_outputs: bool = False):
-        """Up to ``nsteps`` steps from ``state`` in one compiled call (:func:`trackdyn.massless._tree.run_steps`).
+        """Up to ``nsteps`` steps from ``state`` in one compiled call (:func:`trackdyn.integrators._realtime_kernels.run_steps`).
 
         The same steps as :meth:`step` with the driver (a PID, FullThrottle, Idle or Brake:
         :meth:`chunk_driver`) decided before each, and the divergence checks of
-        :class:`~trackdyn.massless.run.RealtimeMonitor` (``limits``: max speed,
+        :class:`~trackdyn.sim.monitor.RealtimeMonitor` (``limits``: max speed,
         max spin, max energy jump, on/off). Returns ``(code, k, state)``:
         ``k`` steps were taken and ``state`` is the state after them; code 0:
         all done; otherwise the next step was not taken (1: the slice buffer
@@ -371,6 +375,4 @@ class RealtimeStepper(Integrator):
 
 
 def _new_buffer(track):
-    from ._slice import new_slice_buffer
-
     return new_slice_buffer(track._cap, track._n_edges, track._stack)

@@ -4,7 +4,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trackdyn.massless import _kernels as K
+from trackdyn.contact.massless import _kernels as K
 
 
 def _point_segment_distance(X, a, b):
@@ -45,7 +45,7 @@ def _height_field():
 def test_box_clear_against_the_highest_terrain_point():
     """A hull box is skipped only when all of it is above every terrain part (plane, profile, mesh)."""
     from trackdyn import terrain as tt
-    from trackdyn.massless.slicing import pack_terrain
+    from trackdyn.contact.massless.slicing import pack_terrain
 
     flat = pack_terrain(tt.Flat())[0]
     assert K._box_clear(flat, _box(-1, 1, 0.01, 0.5), 1e-6)

@@ -14,7 +14,7 @@ Neighbouring segments that share an endpoint are linked (``prev``/``next``);
 at a convex corner the bisector slope ``k = (1 + t_p·t)/((t_p × t)·n)``
 (``cot`` of half the turn) limits the area a segment owns (:mod:`._area`).
 
-Terrain parts (packed by :mod:`trackdyn.massless.terrain`):
+Terrain parts (packed by :mod:`trackdyn.contact.massless.slicing`):
 
 - profile terrains, faceted: vertices ``(s, z)`` along the path, lateral
   edge lines along ``w`` (a convex arc is sampled into chords);
@@ -23,7 +23,7 @@ Terrain parts (packed by :mod:`trackdyn.massless.terrain`):
   along the slice only, which no force depends on);
 - triangle meshes and height fields: every face that the plane crosses gives
   one segment; candidate faces come from the bounding-volume hierarchy
-  (:func:`trackdyn.terrain._kernels.bvh_query`).
+  (:func:`trackdyn.terrain.kernels.bvh_query`).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from collections import namedtuple
 import numba as nb
 import numpy as np
 
-from ..terrain._kernels import bvh_query
+from ...terrain.kernels import bvh_query
 
 jit = nb.njit(cache=True, _nrt=False)
 
@@ -260,7 +260,7 @@ def slice_meshes(T, o, n, lo, hi, buf):
 
     Node arrays of each mesh's hierarchy are stored with child indices local
     to the mesh (root 0), so views of them go to
-    :func:`trackdyn.terrain._kernels.bvh_query` unchanged.
+    :func:`trackdyn.terrain.kernels.bvh_query` unchanged.
     """
     if T.mF.shape[0] == 0:
         return

@@ -38,9 +38,9 @@ from ..math._kernels import quat_exp_half, quat_mul
 from ..mbs._force_kernels import table_eval
 from ..mbs._kernels import body_kinematics
 from ..powertrain import sprocket_torque
-from . import _kernels as K
-from ._kernels import _mat_tvec, _mat_vec  # the same no-NRT helpers
-from ._slice import _cross, _dot
+from ..contact.massless import _kernels as K
+from ..contact.massless._kernels import _mat_tvec, _mat_vec  # the same no-NRT helpers
+from ..contact.massless._slice import _cross, _dot
 
 jit = nb.njit(cache=True, _nrt=False)  # no allocation, no reference counting of the many arrays passed
 

@@ -1,4 +1,4 @@
-"""Numba kernels for the recorded outputs of the real-time path (:class:`trackdyn.massless.run.TreeSystem`)."""
+"""Numba kernels for the recorded outputs of the real-time path (:class:`trackdyn.formulations.tree.TreeSystem`)."""
 
 from __future__ import annotations
 

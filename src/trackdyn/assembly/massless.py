@@ -5,7 +5,7 @@ Bodies and names as in :mod:`trackdyn.assembly.builder` (``chassis``,
 ``left.roller[k]``), joints and force elements too (torsion bars with their
 stops, dampers), except:
 
-- no shoe bodies: the track is the force model of :mod:`trackdyn.massless.track`;
+- no shoe bodies: the track is the force model of :mod:`trackdyn.contact.massless.track`;
 - the idler turns on an axle fixed to the hull at its assembled position
   (the closed-track idler shift of the links model); there is no carrier and
   no tensioner — a massless track carries no tension (``left.carrier`` is
@@ -30,9 +30,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..assembly.builder import SIDES, SideInfo, VehicleGeometry, add_running_gear
-from ..assembly.builder import vehicle_geometry
-from ..assembly.geometry import Circle, track_path
+from .builder import SIDES, SideInfo, VehicleGeometry, add_running_gear, add_sprocket, vehicle_geometry
+from .geometry import Circle, track_path
 from ..mbs import Model, Revolute
 
 __all__ = ["MasslessVehicle", "TrackLayout", "build_massless", "gauss_offsets"]
@@ -150,9 +149,7 @@ def build_massless(spec, origin=(0.0, 0.0, 0.0), geometry: VehicleGeometry | Non
         Isp = np.array(spec.sprocket.inertia, float)
         if track_mass:
             Isp = Isp + _ring_inertia(tmass[side], spec.sprocket.assembly_radius)
-        sprocket = m.add_body(p + "sprocket", mass=spec.sprocket.mass, inertia=list(Isp), pos=W(sx, y, sz))
-        m.add_joint(Revolute(chassis, sprocket, point=W(sx, y, sz), axis=Y, name=p + "sprocket.axle"))
-        tree[sprocket.name] = ("chassis", W(sx, y, sz), Y, "dof")
+        sprocket = add_sprocket(m, chassis, spec, lyt, p, y, W, inertia=Isp, tree=tree)
         ix, iz = lyt.idler_center(trk.idler_shift)
         idler = m.add_body(p + "idler", mass=spec.idler.mass, inertia=list(spec.idler.inertia), pos=W(ix, y, iz))
         m.add_joint(Revolute(chassis, idler, point=W(ix, y, iz), axis=Y, name=p + "idler.axle"))

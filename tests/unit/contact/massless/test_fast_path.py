@@ -1,10 +1,10 @@
 """The real-time fast path (several steps per compiled call, compiled driver, cheaper outputs) changes no answer.
 
-:class:`~trackdyn.massless.run.RealtimeSimulation` runs the same steps as the
+:class:`~trackdyn.sim.realtime.RealtimeSimulation` runs the same steps as the
 one-step-at-a-time path of :class:`~trackdyn.sim.simulation.Simulation` (taken
 whenever ``run`` gets a callback), records the track's outputs from the
 stepper's own evaluation and the markers from a compiled kernel; the Newton
-matrix is solved by :func:`~trackdyn.massless._tree.lu_solve`. Each is
+matrix is solved by :func:`~trackdyn.integrators._realtime_kernels.lu_solve`. Each is
 compared with the path it replaces.
 """
 
@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 import trackdyn as td
 from trackdyn import terrain as tt
 from trackdyn.driver import PID, Brake, FullThrottle
-from trackdyn.massless import _tree as TK
-from trackdyn.massless.run import RealtimeSimulation
+from trackdyn.integrators import _realtime_kernels as TK
+from trackdyn.sim.realtime import RealtimeSimulation
 from trackdyn.sim.run import prepare
 
 

@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 import trackdyn.spec as S
 from trackdyn import terrain as tt
 from trackdyn.formulations.absolute import AbsoluteSystem
-from trackdyn.massless import _kernels as K
-from trackdyn.massless.builder import build_massless
-from trackdyn.massless.track import MasslessTrack
+from trackdyn.contact.massless import _kernels as K
+from trackdyn.assembly.massless import build_massless
+from trackdyn.contact.massless.track import MasslessTrack
 from trackdyn.mbs import _kernels as MK
 from trackdyn.testing.fd import perturb
 

@@ -1,7 +1,7 @@
 """Terrains packed for slicing by the track planes (agapov-kovalev-pogorelov §3.2-3.3).
 
 :func:`pack_terrain` turns any :mod:`trackdyn.terrain` terrain into the flat
-arrays of :class:`~trackdyn.massless._slice.TerrainPack`:
+arrays of :class:`~trackdyn.contact.massless._slice.TerrainPack`:
 
 - planes (``Flat``, ``Plane.incline``): normal, point, friction;
 - profile terrains (obstacles, stairs, road profiles): the exact chain of the
@@ -22,9 +22,9 @@ import math
 
 import numpy as np
 
-from ..terrain.base import Plane, ProfileTerrain
-from ..terrain.mesh import TriangleMesh
-from ..terrain.profile import PRIM_ARC, PRIM_SEG
+from ...terrain.base import Plane, ProfileTerrain
+from ...terrain.mesh import TriangleMesh
+from ...terrain.profile import PRIM_ARC, PRIM_SEG
 from . import _slice as SL
 
 __all__ = ["pack_terrain", "slice_terrain", "profile_polyline"]
@@ -64,7 +64,7 @@ def profile_polyline(part: ProfileTerrain, arc_tolerance: float = 5e-4):
 
 def pack_terrain(terrain, arc_tolerance: float = 5e-4):
     """``(TerrainPack, n_edges, stack_depth)`` of a terrain (any part kinds, in any number)."""
-    from ..terrain import as_terrain
+    from ...terrain import as_terrain
 
     parts = as_terrain(terrain).parts()
     pr_O, pr_u, pr_w, pr_ptr, pv_s, pv_z, pv_mu = [], [], [], [0], [], [], []

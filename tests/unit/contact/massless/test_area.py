@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.integrate import quad
 
-from trackdyn.massless._area import EXACT, PARABOLIC, depth_area, segment_area
+from trackdyn.contact.massless._area import EXACT, PARABOLIC, depth_area, segment_area
 
 
 def eq3(R, delta):

@@ -34,7 +34,7 @@ rate:
   column per role, ``T``/``W`` from the tree.
 
 ``jac = FULL`` differentiates everything exactly (with ABSOLUTE: FD-checked,
-for :class:`~trackdyn.massless.track.MasslessTrack`). ``jac = STIFF`` keeps the
+for :class:`~trackdyn.contact.massless.track.MasslessTrack`). ``jac = STIFF`` keeps the
 stiff terms only (paper §3.1): normal contact stiffness and damping through
 the contact points, and the friction's velocity Jacobian, each a small
 outer product — the same forces at a fraction of the cost (the real-time

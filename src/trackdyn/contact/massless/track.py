@@ -2,11 +2,11 @@
 
 :class:`MasslessTrack` adds to a :class:`~trackdyn.formulations.absolute.AbsoluteSystem`
 every step the forces of the tracks of a vehicle built by
-:func:`~trackdyn.massless.builder.build_massless` on a terrain, and their exact
+:func:`~trackdyn.assembly.massless.build_massless` on a terrain, and their exact
 Jacobians (contact stiffness, Hunt-Crossley damping, friction), so the
 implicit step stays stable at large steps. The physics is in
-:mod:`trackdyn.massless._kernels` (docstring: the model) and
-:mod:`trackdyn.massless._area` (eq. 1-3); parameters in :class:`MasslessOptions`.
+:mod:`trackdyn.contact.massless._kernels` (docstring: the model) and
+:mod:`trackdyn.contact.massless._area` (eq. 1-3); parameters in :class:`MasslessOptions`.
 
 Recorded series (``left`` and ``right``; ``W`` a contact wheel: ``left.sprocket``,
 ``left.idler``, ``left.roadwheel[k]``):
@@ -32,15 +32,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...conventions import G0 as G
 from . import _kernels as K
 from ._area import EXACT, PARABOLIC, depth_area
 from ._slice import new_slice_buffer
-from .builder import MasslessVehicle
 from .slicing import pack_terrain
 
 __all__ = ["MasslessOptions", "MasslessTrack"]
 
-G = 9.81
 
 
 @dataclass(frozen=True)
@@ -54,7 +53,7 @@ class MasslessOptions:
         (2: ``±w/(2√3)``; the paper's inner and outer edge, §3.5 Fig. 11).
     track_mass : bool
         Lump each track loop's mass into the hull and its circulation into the
-        sprocket's inertia (:func:`~trackdyn.massless.builder.build_massless`).
+        sprocket's inertia (:func:`~trackdyn.assembly.massless.build_massless`).
     static_sinkage : float, optional
         Penetration (m) of a road wheel at the static load ``m g / n_wheels``
         that calibrates the contact stiffness ``κ`` (eq. 1). Default: 25.4 mm
@@ -135,7 +134,7 @@ class MasslessTrack:
     Parameters
     ----------
     vehicle : MasslessVehicle
-        From :func:`~trackdyn.massless.builder.build_massless`.
+        From :func:`~trackdyn.assembly.massless.build_massless`.
     terrain : Terrain
         Any terrain of :mod:`trackdyn.terrain` (planes, profiles, stairs, meshes, composites).
     options : MasslessOptions
@@ -143,8 +142,8 @@ class MasslessTrack:
 
     name = "massless-track"
 
-    def __init__(self, vehicle: MasslessVehicle, terrain, options: MasslessOptions | None = None):
-        if not isinstance(vehicle, MasslessVehicle):
+    def __init__(self, vehicle, terrain, options: MasslessOptions | None = None):
+        if not hasattr(vehicle, "layout"):
             raise ValueError(f"MasslessTrack: expected a MasslessVehicle (build_massless), got {type(vehicle).__name__}")
         self.vehicle = vehicle
         self.terrain = terrain
@@ -335,6 +334,11 @@ class MasslessTrack:
 
     def commit(self, state) -> None:
         pass
+
+    def refresh_outputs(self, kin) -> None:
+        """Outputs of a state whose forces a compiled step evaluated already (the recording short-cut of
+        :class:`~trackdyn.formulations.tree.TreeSystem`): only the hull's centre of force is left to compute."""
+        self._hull_point(kin)
 
     def _hull_point(self, kin):
         """Vehicle-frame x of the centre of the hull's contact forces (NaN without contact)."""
