@@ -1,0 +1,44 @@
+"""Cross-fidelity conformance (Brax style): the same scenarios on every registered fidelity, held against
+``links`` with the tolerances each fidelity declares beside their physical reasons
+(``FormulationInfo.conformance``). A new fidelity joins by registering; nothing here names one but the
+reference."""
+
+import math
+import warnings
+
+import pytest
+
+from trackdyn.formulations.contract import formulation_names, get_formulation
+from trackdyn.testing.conformance import REFERENCE, compare, run_conformance
+
+
+@pytest.fixture(scope="module")
+def reference():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the closed track loops' redundant pin rows
+        return run_conformance(REFERENCE)
+
+
+def test_the_reference_runs_and_settles(reference):
+    settle = reference["settle"]
+    assert settle["status"] == "complete" and reference["bump"]["status"] == "complete"
+    # at rest on flat ground, level within a degree, the bump lifted it and it kept about its 4 m/s
+    assert abs(settle["speed_mps"]) < 0.005 and abs(settle["pitch_deg"]) < 1.0
+    assert reference["bump"]["rise_m"] > 0.03
+    assert reference["bump"]["speed_mean_mps"] == pytest.approx(4.0, abs=0.3)
+
+
+@pytest.mark.parametrize("fidelity", [f for f in formulation_names() if f != REFERENCE])
+def test_every_fidelity_conforms_to_the_reference(fidelity, reference):
+    info = get_formulation(fidelity).info
+    assert info.conformance, f"{fidelity!r} declares no conformance tolerances (FormulationInfo.conformance)"
+    for _, _, tol, reason in info.conformance:
+        assert tol > 0 and len(reason) > 20  # every tolerance carries its physical reason
+    got = run_conformance(fidelity)
+    assert all(got[s]["status"] == "complete" for s in got), got
+    bad = [c for c in compare(fidelity, got, reference) if not c.ok]
+    assert not bad, "\n".join(f"{c.scenario}.{c.metric}: {c.value:.4g} vs {c.reference:.4g} "
+                               f"(|diff| {abs(c.difference):.3g} > {c.tolerance:g}: {c.reason})" for c in bad)
+    # the checks can fail: a tolerance of zero is broken by any real difference
+    assert any(not math.isclose(c.value, c.reference, rel_tol=0, abs_tol=1e-12)
+               for c in compare(fidelity, got, reference))
