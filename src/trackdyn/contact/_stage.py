@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import numba as nb
 
+# detect calls trackdyn.terrain.kernels.bvh_query (formerly terrain._kernels). Numba's cache of evaluate
+# names the modules of the kernels it calls but is invalidated only when this file changes: when they
+# move, change this file too, or a stale cache fails to load (ModuleNotFoundError).
 from ._detect import detect
 from ._kernels import contact_forces
 
