@@ -14,6 +14,9 @@ from typing import List, Optional
 
 import typer
 
+from ..io.results import _json_default, load, match_series
+from ..viz.report import write_report
+
 __all__ = ["register", "open_result", "print_json", "fail", "expand_series"]
 
 DIR_HELP = "Results folder (timeseries.parquet + metadata.json)."
@@ -22,8 +25,6 @@ JSON_HELP = "Print one JSON object on stdout and nothing else."
 
 def print_json(obj) -> None:
     """Write ``obj`` as one JSON line on stdout."""
-    from ..io.results import _json_default
-
     sys.stdout.write(json.dumps(obj, default=_json_default) + "\n")
     sys.stdout.flush()
 
@@ -36,8 +37,6 @@ def fail(message: str, code: int = 1):
 
 def open_result(directory: Path, series=None):
     """Load a results folder or exit 1 with the reason."""
-    from ..io.results import load
-
     try:
         return load(directory, series=series)
     except (FileNotFoundError, ValueError, OSError) as err:
@@ -46,8 +45,6 @@ def open_result(directory: Path, series=None):
 
 def expand_series(result, patterns) -> list[str]:
     """Series names for patterns (exact names or globs); exit 1 naming a pattern that matches nothing."""
-    from ..io.results import match_series
-
     names: list[str] = []
     for p in patterns:
         hit = match_series(result.columns, [p])
@@ -74,8 +71,6 @@ def report(
     (summary.json), warnings and the wall-time split; images are embedded, so
     the file works offline and can be shared on its own.
     """
-    from ..viz.report import write_report
-
     res = open_result(directory)
     names = expand_series(res, series) if series else None
     target = out or directory / "report.html"

@@ -10,10 +10,13 @@ from __future__ import annotations
 import json
 import os
 import sys
+import warnings
 from pathlib import Path
 from typing import List, Optional
 
 import typer
+
+from ..experiments.convergence import SCENARIOS, convergence_study, get_scenario
 
 __all__ = ["register", "study_app"]
 
@@ -112,10 +115,6 @@ def convergence(
 ):
     """Run SCENARIO over step sizes x integrators x solvers; deviation of each run from the finest run of
     its combination (max, RMS), a table and the thesis's Figs. 4.1/4.2."""
-    import warnings
-
-    from ..experiments.convergence import SCENARIOS, convergence_study, get_scenario
-
     try:
         sc = get_scenario(scenario)
         integ_names = _names(integrators) if integrators else list(sc.integrators)

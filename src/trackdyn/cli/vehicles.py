@@ -6,18 +6,15 @@ import sys
 
 import typer
 
+from ..assembly.builder import vehicle_geometry
+from ..assembly.geometry import GeometryError
+from ..spec import SpecError, dump_json, dump_toml, get, library_names
+from .results import print_json
+
 spec_app = typer.Typer(help="Show and check vehicle specs.", no_args_is_help=True)
 
 
-def _out_json(obj):
-    from .main import _print_json
-
-    _print_json(obj)
-
-
 def _load(name_or_file):
-    from ..spec import SpecError, get
-
     try:
         return get(name_or_file)
     except SpecError as err:
@@ -29,9 +26,6 @@ def _load(name_or_file):
 
 
 def _summary(spec) -> dict:
-    from ..assembly.builder import vehicle_geometry
-    from ..assembly.geometry import GeometryError
-
     out = {"name": spec.name, "description": spec.description, "chassis_mass_kg": spec.chassis.mass,
            "road_wheels_per_side": len(spec.suspension.stations), "rollers_per_side": len(spec.rollers.locations)}
     try:
@@ -49,11 +43,9 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def vehicles(as_json: bool = typer.Option(False, "--json", help="Print one JSON object.")):
         """List the built-in vehicle specs."""
-        from ..spec import get, library_names
-
         rows = [_summary(get(n)) for n in library_names()]
         if as_json:
-            _out_json({"vehicles": rows})
+            print_json({"vehicles": rows})
             return
         for r in rows:
             shoes = "/".join(str(v) for v in r.get("shoes", {}).values())
@@ -64,8 +56,6 @@ def register(app: typer.Typer) -> None:
     def show(name: str = typer.Argument(..., help="Built-in vehicle name or a .toml/.json spec file."),
              as_json: bool = typer.Option(False, "--json", help="Print the spec as JSON instead of TOML.")):
         """Print a spec (TOML by default)."""
-        from ..spec import dump_json, dump_toml
-
         spec = _load(name)
         sys.stdout.write(dump_json(spec) + "\n" if as_json else dump_toml(spec))
 
@@ -73,14 +63,12 @@ def register(app: typer.Typer) -> None:
     def check(file: str = typer.Argument(..., help="Spec file (.toml or .json) or a built-in name."),
               as_json: bool = typer.Option(False, "--json", help="Print one JSON object.")):
         """Validate a spec and its geometry; exit 1 with the reasons when invalid."""
-        from ..spec import SpecError, get
-
         try:
             spec = get(file)
         except (SpecError, ValueError) as err:
             problems = getattr(err, "problems", None)
             if as_json:
-                _out_json({"valid": False, "errors": [
+                print_json({"valid": False, "errors": [
                     {"field": p, "value": repr(v), "reason": r} for p, v, r in (problems or [("(file)", file, str(err))])]})
             else:
                 typer.echo(str(err), err=True)
@@ -91,7 +79,7 @@ def register(app: typer.Typer) -> None:
             out = {"valid": valid, **summ}
             if not valid:
                 out["errors"] = [{"field": "geometry", "value": None, "reason": summ["geometry"]}]
-            _out_json(out)
+            print_json(out)
         else:
             if valid:
                 typer.echo(f"{spec.name}: valid; shoes {summ['shoes']}, idler shift {summ['idler_shift_m']} m")

@@ -14,6 +14,9 @@ from typing import List, Optional
 
 import typer
 
+from ..viz.animate import animate as run_animate
+from ..viz.plots import FORMATS, plot_series, save_figure
+from ..viz.viewer import write_viewer
 from .results import DIR_HELP, JSON_HELP, expand_series, fail, open_result, print_json
 
 __all__ = ["register", "plot", "animate", "view"]
@@ -42,8 +45,6 @@ def plot(
     Series of one quantity (pos, force, ...) share an axes. Example:
     trackdyn plot runs/step060 chassis.pos.z 'left.roadwheel[*].pos.z' --format svg
     """
-    from ..viz.plots import FORMATS, plot_series, save_figure
-
     res = open_result(directory)
     if list_series:
         if as_json:
@@ -94,8 +95,6 @@ def animate(
 
     GIF through Pillow, MP4 (H.264) through imageio-ffmpeg.
     """
-    from ..viz.animate import animate as run_animate
-
     res = open_result(directory)
     target = out or directory / "animation.gif"
     if target.suffix.lower() not in (".gif", ".mp4"):
@@ -130,8 +129,6 @@ def view(
     Play/pause, scrub, speed, orbit (drag), pan (right-drag), zoom (wheel) and
     a camera that follows a body. Open the file in any browser.
     """
-    from ..viz.viewer import write_viewer
-
     res = open_result(directory)
     if max_frames < 2 or fps <= 0:
         fail(f"--max-frames must be >= 2 and --fps positive, got {max_frames} and {fps}")

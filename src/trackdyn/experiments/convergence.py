@@ -36,6 +36,8 @@ import numpy as np
 from ..integrators import INTEGRATORS
 from ..linsolve import SOLVERS
 from ..sim.simulation import Simulation
+from ..testing import problems as P
+from ..testing.validation_integrators import double_pendulum, free_slider_crank
 
 __all__ = ["StudyScenario", "SCENARIOS", "register_scenario", "get_scenario", "convergence_study",
            "ConvergenceStudy"]
@@ -94,32 +96,22 @@ def get_scenario(name: str) -> StudyScenario:
 
 # --------------------------------------------------------------------------- built-in reference problems
 def _pendulum():
-    from ..testing import problems as P
-
     return P.pendulum(theta0=1.0)
 
 
 def _double_pendulum():
-    from ..testing.validation_integrators import double_pendulum
-
     return double_pendulum()
 
 
 def _slider_crank():
-    from ..testing import problems as P
-
     return P.slider_crank(speed=np.pi)
 
 
 def _free_slider_crank():
-    from ..testing.validation_integrators import free_slider_crank
-
     return free_slider_crank()
 
 
 def _chain64():
-    from ..testing import problems as P
-
     return P.chain(**P.CHAIN64)
 
 

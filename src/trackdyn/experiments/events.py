@@ -46,10 +46,19 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import terrain as T
+from .._version import __version__
+from ..driver import PID, FullThrottle
 from ..errors import check_number
-from ..io.results import INCOMPLETE_MARKER, write_json_atomic
+from ..io.results import INCOMPLETE_MARKER, _json_default, write_json_atomic
+from ..spec import get as get_spec
+from ..spec import scenario as _scenario  # _scenario.FIDELITIES: the fidelities registered at the look-up
+from ..spec.scenario import Scenario
+from ..viz import plots
+from ..viz.plots import new_figure, save_figure
 from .limits import SEARCHES, limit_search
-from .trials import G, TIMBER, classify_failure, moving_average, run_trial, vehicle_extent
+from .tensioning import window_means
+from .trials import G, TIMBER, classify_failure, moving_average, run_trial, vehicle_extent, write_trial
 
 __all__ = ["EventResult", "EventDiverged", "EVENTS", "DEFAULT_STEP", "resolve_vehicle", "run_event", "half_round",
            "step_climb",
@@ -76,8 +85,6 @@ class EventResult(dict):
         return self["event"]
 
     def to_json(self, **kw) -> str:
-        from ..io.results import _json_default
-
         return json.dumps(self, default=_json_default, **kw)
 
     def figures(self) -> dict:
@@ -114,9 +121,7 @@ def resolve_vehicle(vehicle="m113", sprocket_dx: float = 0.0, sprocket_dz: float
                     idler_dz: float = 0.0, changes: dict | None = None):
     """A :class:`~trackdyn.spec.vehicle.VehicleSpec` from a name, file or spec, with geometry offsets (m)
     and dotted-path ``changes`` applied (thesis §5.1: the shoe count is re-derived)."""
-    from ..spec import get
-
-    spec = get(vehicle) if isinstance(vehicle, (str, os.PathLike)) else vehicle
+    spec = get_spec(vehicle) if isinstance(vehicle, (str, os.PathLike)) else vehicle
     if not hasattr(spec, "model_dump"):
         raise ValueError(f"vehicle = {vehicle!r}: expected a VehicleSpec or a vehicle name")
     if changes:
@@ -133,12 +138,11 @@ class _Context:
 
     def __init__(self, event, vehicle, fidelity, step, output_step, tension, out, progress, scenario_options,
                  refine=1):
-        from ..spec.scenario import FIDELITIES
-
         self.event = event
         self.spec = resolve_vehicle(vehicle)
-        if fidelity not in FIDELITIES:
-            raise ValueError(f"fidelity = {fidelity!r}: choose one of {FIDELITIES}")
+        fidelities = _scenario.FIDELITIES
+        if fidelity not in fidelities:
+            raise ValueError(f"fidelity = {fidelity!r}: choose one of {fidelities}")
         self.fidelity = fidelity
         self.step = _num("step", step, positive=True)
         self.output_step = _num("output_step", output_step, positive=True)
@@ -181,8 +185,6 @@ class _Context:
         return self.spec.chassis.mass
 
     def scenario(self, name, terrain, driver, t_end, start_x, speed=0.0, step=None):
-        from ..spec.scenario import Scenario
-
         h = self.step if step is None else step
         out_step = h * max(1, round(self.output_step / h))
         return Scenario(vehicle=self.spec, terrain=terrain, driver=driver, t_end=t_end, fidelity=self.fidelity,
@@ -235,14 +237,10 @@ class _Context:
         result["run_wall_time_s"] = self.trial_wall
         result["build_wall_time_s"] = self.build_wall
         result["wall_per_sim"] = self.trial_wall / self.sim_time if self.sim_time > 0 else None
-        from .._version import __version__
-
         result["trackdyn_version"] = __version__
         result.update(_finite(dict(result)))
         if self.out is not None:
             if figures:
-                from ..viz.plots import save_figure
-
                 files = []
                 for stem, fig in event_figures(result).items():
                     files.append(save_figure(fig, self.out / f"{stem}.png", dpi=100).name)
@@ -281,8 +279,6 @@ def _tension_opts(ctx, settle_time):
 
 def _fig55(ctx, run, t0, t1):
     """ITT and idler position over the settle window (thesis Fig. 5.5)."""
-    from .tensioning import window_means
-
     info = run.tensioning
     if info and info.get("lock_s") is not None and info.get("free_end_s") is not None:
         t0, t1 = info["free_end_s"], info["lock_s"]
@@ -340,9 +336,6 @@ def half_round(vehicle="m113", height_in: float = 8.0, speeds=(2.0, 3.0, 4.0, 5.
     Returns ``{"event": "half-round", "height_in", "limiting_speed_mps",
     "peaks": [[speed, g], ...], "peaks_filtered": ..., "runs": [...], ...}``.
     """
-    from .. import terrain as T
-    from ..driver import PID
-
     h_in = _num("height_in", height_in, positive=True)
     speeds = sorted(_num("speeds[]", v, positive=True) for v in (speeds if np.iterable(speeds) else [speeds]))
     if not speeds:
@@ -397,8 +390,6 @@ def half_round(vehicle="m113", height_in: float = 8.0, speeds=(2.0, 3.0, 4.0, 5.
         run.summary = dict(r)
         d = ctx.trial_dir(label)
         if d is not None:
-            from .trials import write_trial
-
             write_trial(run, d)
             r["folder"] = str(Path("trials") / label)
         runs.append(r)
@@ -490,8 +481,6 @@ def _climb_trial(ctx, kind, value, terrain, start_x, driver, t_end, speed, settl
     run.summary.update({"event": kind, "value": value})
     d = ctx.trial_dir(label or f"{value:.4f}")
     if d is not None:
-        from .trials import write_trial
-
         write_trial(run, d)
         info["folder"] = str(d.relative_to(ctx.out))
     return info
@@ -534,9 +523,6 @@ def step_climb_limit(vehicle="m113", *, search: str = "bisect", lo: float = 0.3,
     {...}, "itt_N", "idler_x_m", "sprocket_height_m", ...}``; ``limit_m`` is
     ``None`` when even the lowest height failed.
     """
-    from .. import terrain as T
-    from ..driver import FullThrottle
-
     kw = _search_kwargs(search, lo, hi, tol, increment, values)
     for n, v in (("settle_time", settle_time), ("climb_time", climb_time)):
         _num(n, v, positive=True)
@@ -627,9 +613,6 @@ def gap_crossing_limit(vehicle="m113", *, search: str = "bisect", lo: float = 1.
 
     Returns ``{"event": "gap-crossing", "limit_m", "trials", "paths", ...}``.
     """
-    from .. import terrain as T
-    from ..driver import PID
-
     kw = _search_kwargs(search, lo, hi, tol, increment, values)
     v = _num("speed", speed, positive=True)
     _num("approach", approach, nonneg=True)
@@ -689,9 +672,6 @@ def trapezoid(vehicle="m113", *, kinds=("barrier", "ditch"), height_in: float = 
     then 30 in, then 140 in): ``{"event": "trapezoid", "barriers": ["S"|"F",
     ...12], "ditches": [...12], "table": [...]}``.
     """
-    from .. import terrain as T
-    from ..driver import PID
-
     bad = [k for k in kinds if k not in ("barrier", "ditch")]
     if bad or not kinds:
         raise ValueError(f"kinds = {kinds!r}: choose from 'barrier', 'ditch'")
@@ -772,9 +752,6 @@ def ride(vehicle="m113", *, road: str = "iso8608", speed: float = 5.0, length: f
     """
     from scipy.signal import welch
 
-    from .. import terrain as T
-    from ..driver import PID
-
     if road not in ROADS:
         raise ValueError(f"road = {road!r}: choose one of {ROADS}")
     v = _num("speed", speed, positive=True)
@@ -842,8 +819,6 @@ def ride(vehicle="m113", *, road: str = "iso8608", speed: float = 5.0, length: f
     run.summary = {k: res[k] for k in ("rms_mps2", "peak_mps2", "dominant_frequency_hz", "status")}
     d = ctx.trial_dir("run")
     if d is not None:
-        from .trials import write_trial
-
         write_trial(run, d)
         res["folder"] = "trials/run"
     return ctx.finish(res)
@@ -877,8 +852,6 @@ def run_event(name: str, vehicle="m113", **options) -> EventResult:
 # ---------------------------------------------------------------------------------------------- figures
 def event_figures(result) -> dict:
     """The standard figures of an event result: ``{stem: Figure}``."""
-    from ..viz import plots
-
     ev = result["event"]
     figs = {}
     if ev == "half-round":
@@ -942,8 +915,6 @@ def event_figures(result) -> dict:
 
 def _trapezoid_table(result):
     """Pass/fail tables (korner-2024 Figs. 4.18/4.19): rows top length, columns slope; S green, F red."""
-    from ..viz.plots import new_figure
-
     tops, slopes = result["top_lengths_in"], result["slopes_deg"]
     kinds = [k for k in ("barriers", "ditches") if k in result]
     fig, axes = new_figure(3.2 * len(kinds) + 0.6, 2.9, ncols=len(kinds))

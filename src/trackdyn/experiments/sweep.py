@@ -70,7 +70,13 @@ from pathlib import Path
 
 import numpy as np
 
+from .._version import __version__
+from ..assembly.geometry import GeometryError
 from ..io.results import write_json_atomic
+from ..spec import SpecError
+from ..spec import scenario as _scenario  # _scenario.FIDELITIES: the fidelities registered at the look-up
+from ..viz.plots import grid_map, new_figure, peak_vs_parameter, save_figure
+from .events import EVENTS, EventDiverged, resolve_vehicle, run_event
 
 __all__ = ["SweepSpec", "load_sweep", "sweep_from_dict", "run_sweep", "run_point", "sweep_table", "sweep_figures",
            "GEOMETRY_KEYS", "DEFAULT_VALUES"]
@@ -168,8 +174,6 @@ def _axis(key, spec):
 
 def sweep_from_dict(data: dict) -> SweepSpec:
     """A :class:`SweepSpec` from a parsed sweep file; ``ValueError`` names the field and the reason."""
-    from .events import EVENTS
-
     if not isinstance(data, dict):
         raise ValueError("sweep: the top level must be a table")
     unknown = set(data) - {"name", "vehicle", "event", "fidelity", "grid", "options", "figures"}
@@ -210,10 +214,9 @@ def sweep_from_dict(data: dict) -> SweepSpec:
         raise ValueError(f"sweep.options: {event} has no option(s) {bad}")
     fidelity = data.get("fidelity")
     if fidelity is not None:
-        from ..spec.scenario import FIDELITIES
-
-        if fidelity not in FIDELITIES:
-            raise ValueError(f"sweep.fidelity = {fidelity!r}: choose one of {FIDELITIES}")
+        fidelities = _scenario.FIDELITIES
+        if fidelity not in fidelities:
+            raise ValueError(f"sweep.fidelity = {fidelity!r}: choose one of {fidelities}")
     figs = data.get("figures", {})
     values = tuple(figs.get("values", DEFAULT_VALUES.get(event, ()))) if isinstance(figs, dict) else ()
     name = str(data.get("name", "sweep"))
@@ -238,8 +241,6 @@ def load_sweep(path) -> SweepSpec:
 
 # ---------------------------------------------------------------------------------------------- one point
 def _spec_for(sweep: dict, params: dict):
-    from .events import resolve_vehicle
-
     geo = {k.replace(".", "_"): float(v) for k, v in params.items() if k in GEOMETRY_KEYS}
     changes = {k[5:]: v for k, v in params.items() if k.startswith("spec.")}
     return resolve_vehicle(sweep["vehicle"], changes=changes or None, **geo)
@@ -262,10 +263,6 @@ def run_point(sweep: dict, point: dict, out: str) -> dict:
     Deterministic errors (geometry, spec, diverged run, bad options) are
     recorded in ``failed.json`` and returned, never raised.
     """
-    from ..assembly.geometry import GeometryError
-    from ..spec import SpecError
-    from .events import EventDiverged, run_event
-
     points_dir = Path(out) / "points"
     final = points_dir / point["id"]
     rec = _done_record(final)
@@ -379,8 +376,6 @@ def sweep_figures(spec: SweepSpec, df, out=None) -> dict:
 
     Returns ``{stem: Figure}``; with ``out`` they are written to ``out/figures/<stem>.png``.
     """
-    from ..viz.plots import grid_map, new_figure, save_figure
-
     axes = [k for k, v in spec.grid.items() if len(v) > 1 and all(isinstance(x, (int, float)) for x in v)]
     figs = {}
     if df is None or len(df) == 0:
@@ -407,8 +402,6 @@ def sweep_figures(spec: SweepSpec, df, out=None) -> dict:
                                  zlabel=val, title=f"{spec.name}: {val}", marks=[(0.0, 0.0, "design")]
                                  if 0.0 in xs and 0.0 in ys else None)
         elif len(axes) == 1:
-            from ..viz.plots import peak_vs_parameter
-
             a = axes[0]
             sub = ok.sort_values(a)
             y = np.array([np.nan if v is None else float(v) for v in sub[val]])
@@ -434,8 +427,6 @@ def sweep_figures(spec: SweepSpec, df, out=None) -> dict:
 
 # ---------------------------------------------------------------------------------------------- running
 def _manifest(spec, out, points, states, started, workers, scheduler):
-    from .._version import __version__
-
     return {"sweep": spec.to_dict(), "identity": spec.identity(), "trackdyn_version": __version__,
             "started": started, "updated": time.time(), "workers": workers, "scheduler": scheduler,
             "points": [{"id": p["id"], "params": p["params"], "folder": f"points/{p['id']}",

@@ -38,12 +38,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..math.quaternion import quat_to_matrix
+from ..mbs.forces import TSDABlock
+
 __all__ = ["Tensioning", "window_means"]
 
 
 def _tsda_block(system, name):
-    from ..mbs.forces import TSDABlock
-
     for blk in system.blocks:
         if isinstance(blk, TSDABlock) and name in blk.names:
             return blk, blk.names.index(name)
@@ -52,8 +53,6 @@ def _tsda_block(system, name):
 
 def _length(system, blk, k, q):
     """Current length of TSDA ``k`` of ``blk`` at positions ``q`` (nb, 7)."""
-    from ..math.quaternion import quat_to_matrix
-
     pts = []
     for j in range(2):
         b = int(blk.body[k, j])
@@ -169,8 +168,6 @@ def window_means(result, t0: float, t1: float, com) -> dict:
     frame (``idler_x_m``, ``idler_z_m``: relative to the sprocket axis, from
     the chassis pose and the spec's centre of mass ``com``).
     """
-    from ..math.quaternion import quat_to_matrix
-
     t = result.t
     w = (t >= t0 - 1e-9) & (t <= t1 + 1e-9)
     if not w.any():

@@ -27,6 +27,7 @@ import warnings
 
 import numpy as np
 
+from ..integrators import INTEGRATORS
 from ..sim.simulation import Simulation
 from . import problems as P
 from .benchmarks import bench, machine_info
@@ -195,8 +196,6 @@ def chain64_integrators(t_end: float = 2.0, tol: float = 1e-3, integrators=None,
     log : callable, optional
         ``log(str)`` for progress lines.
     """
-    from ..integrators import INTEGRATORS
-
     names = list(integrators) if integrators is not None else [
         "euler-implicit-linearized", "euler-implicit", "euler-implicit-projected", "hht", "ab3", "rk4", "abm"]
     for name in names:

@@ -34,6 +34,13 @@ from fractions import Fraction
 
 import numpy as np
 
+from ..contact import _detect as D
+from ..driver import PID, FullThrottle
+from ..formulations.absolute import ForceContext
+from ..materials import Material
+from ..sim.run import prepare
+from ..spec.scenario import Scenario
+from ..terrain import Flat, Step
 from .benchmarks import bench, machine_info
 
 __all__ = ["m113_flat", "m113_stepsize", "m113_step", "m113_memory", "cruise_scenario", "settled_cruise",
@@ -56,9 +63,6 @@ def step_size_arg(text: str) -> float:
 
 def cruise_scenario(step: float = 1e-4, output_step: float = 0.01, solver: str = "direct", **kw):
     """The M113 at 4.2 m/s on flat concrete with the PID speed/heading driver."""
-    from ..driver import PID
-    from ..spec.scenario import Scenario
-
     return Scenario(vehicle="m113", driver=PID(speed=SPEED, y=0.0, delay=0.0), t_end=1e6, step=step,
                     output_step=output_step, speed=SPEED, name="m113-flat", solver=solver, **kw)
 
@@ -69,8 +73,6 @@ def _contact_options(explicit_contact: bool) -> dict:
 
 
 def _prepare(sc):
-    from ..sim.run import prepare
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the redundant pin rows closing each loop (expected)
         return prepare(sc)
@@ -85,9 +87,6 @@ def settled_cruise(settle: float = 0.5, step: float = 1e-4, **kw):
 
 def _contact_detection_share(prep, reps: int = 30) -> float:
     """Share of the narrow/broad phase in one contact evaluation at the current state (median of ``reps``)."""
-    from ..contact import _detect as D
-    from ..formulations.absolute import ForceContext
-
     c = prep.contact
     s = prep.sim.system
     st = prep.sim.state
@@ -300,11 +299,6 @@ def m113_step(t_end: float = 20.0, step: float = 1e-4, height: float = 0.6, x: f
 
     ``explicit_contact``: the contact forces act explicitly (scenario option ``contact.implicit = false``).
     """
-    from ..contact import Material
-    from ..driver import FullThrottle
-    from ..spec.scenario import Scenario
-    from ..terrain import Flat, Step
-
     concrete = Material("concrete", young=2e10, poisson=0.3, restitution=0.1, friction=0.8)
     timber = Material("timber", young=1e10, poisson=0.3, restitution=0.1, friction=0.8)
     sc = Scenario(vehicle="m113", terrain=Flat(material=concrete) + Step(height, x=x, material=timber),

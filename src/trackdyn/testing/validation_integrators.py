@@ -25,6 +25,7 @@ import numpy as np
 from scipy.special import ellipj, ellipk
 
 from ..formulations.absolute import AbsoluteSystem
+from ..integrators._kernels import euler_rhs, mass_times
 from ..linsolve import make_solver
 from ..linsolve.iterative import KKTBlocks
 from ..mbs import RSDA, TSDA, Model, Prismatic, Revolute
@@ -321,8 +322,6 @@ def chain64_saddle_point(h=1e-3, t=0.3, joint_coupling="full", bending=True):
     geometric stiffness to those blocks (zero for a planar chain, whose
     direction rows carry no load).
     """
-    from ..integrators._kernels import euler_rhs, mass_times
-
     m = chain64_with_bending() if bending else P.chain(**P.CHAIN64)
     s = AbsoluteSystem(m, joint_coupling=joint_coupling)
     sim = Simulation(m, step=h, system=s, record=["link[0].pos.z"])

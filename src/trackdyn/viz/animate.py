@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..io.results import load
 from .geometry import SideBatch, SidePrimitive, body_poses, prefetch_poses, quats_to_matrices
 from .plots import terrain_profile_xz
 
@@ -247,8 +248,6 @@ def animate(result, out, fps: float = 25.0, t0: float | None = None, t1: float |
         ``out``, ``frames``, ``fps``, ``t0``, ``t1``, ``size`` and ``warnings``.
     """
     import imageio.v2 as imageio
-
-    from ..io.results import load
 
     res = load(result) if isinstance(result, (str, os.PathLike)) else result
     out = Path(out)

@@ -19,6 +19,8 @@ from pathlib import Path
 import numpy as np
 
 from .._version import __version__
+from ..io.results import load
+from .plots import plot_series, timing_split
 
 __all__ = ["write_report", "report_html", "default_series", "flatten"]
 
@@ -119,8 +121,6 @@ def default_series(result, limit: int = 4) -> list[str]:
 
 def report_html(result, series=None, title: str | None = None) -> tuple[str, list[str]]:
     """The report page of a result read from a folder; returns ``(html, warnings)``."""
-    from .plots import plot_series, timing_split
-
     meta = result.metadata or {}
     d = result.path
     scen = meta.get("scenario") or {}
@@ -216,8 +216,6 @@ def report_html(result, series=None, title: str | None = None) -> tuple[str, lis
 
 def write_report(result, out, series=None, title: str | None = None) -> dict:
     """Write the HTML report of a results folder (or loaded result) to ``out``; returns a summary dict."""
-    from ..io.results import load
-
     res = load(result) if isinstance(result, (str, os.PathLike)) else result
     page, warns = report_html(res, series=series, title=title)
     out = Path(out)

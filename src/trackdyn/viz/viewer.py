@@ -28,8 +28,9 @@ from pathlib import Path
 import numpy as np
 
 from .._version import __version__
+from ..io.results import load
 from .animate import DEFAULT_COLORS
-from .geometry import flat_normals, shape_mesh
+from .geometry import body_poses, flat_normals, prefetch_poses, shape_mesh
 
 __all__ = ["viewer_data", "viewer_html", "write_viewer"]
 
@@ -113,9 +114,7 @@ def _nice_step(span):
 
 
 def viewer_data(result, max_frames: int = 1500, fps: float = 30.0, title: str | None = None) -> dict:
-    """The JSON payload of the viewer page for a :class:`~trackdyn.sim.result.Result`."""
-    from .geometry import body_poses, prefetch_poses
-
+    """The JSON payload of the viewer page for a :class:`~trackdyn.io.results.Result`."""
     scene = result.scene or {}
     idx = _frames(result.t, int(max_frames), float(fps))
     mesh_index: dict[str, int] = {}
@@ -238,8 +237,6 @@ def write_viewer(result, out, max_frames: int = 1500, fps: float = 30.0, title: 
     dict
         ``out``, ``frames``, ``bodies``, ``bytes``, ``warnings``.
     """
-    from ..io.results import load
-
     res = load(result) if isinstance(result, (str, os.PathLike)) else result
     if max_frames < 2:
         raise ValueError(f"view: max_frames must be at least 2, got {max_frames}")

@@ -13,7 +13,9 @@ import pyarrow.parquet as pq
 import pytest
 
 import trackdyn as td
+import trackdyn.sim.run as sim_run
 from trackdyn.experiments import events as E
+from trackdyn.experiments import trials
 from trackdyn.experiments.trials import FAILURE_MODES, G
 from trackdyn.io.results import INCOMPLETE_MARKER
 
@@ -210,15 +212,15 @@ class _Prepared(Exception):
 
 @pytest.fixture
 def scenarios_seen(monkeypatch):
-    import trackdyn.sim.run as run
-
     seen = []
 
     def spy(scenario, *args, **kwargs):
         seen.append(scenario)
         raise _Prepared
 
-    monkeypatch.setattr(run, "prepare", spy)
+    # trials imports prepare at its top: replace it where it is looked up (and at its source)
+    monkeypatch.setattr(sim_run, "prepare", spy)
+    monkeypatch.setattr(trials, "prepare", spy)
     return seen
 
 

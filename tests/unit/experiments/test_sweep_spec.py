@@ -64,6 +64,7 @@ class _Prepared(Exception):
 
 def test_a_point_runs_the_event_with_its_geometry_options_and_the_sweep_fidelity(monkeypatch, tmp_path):
     import trackdyn.sim.run as run
+    from trackdyn.experiments import trials
     from trackdyn.experiments.events import resolve_vehicle
     from trackdyn.experiments.sweep import run_point
 
@@ -73,7 +74,9 @@ def test_a_point_runs_the_event_with_its_geometry_options_and_the_sweep_fidelity
         seen.append(scenario)
         raise _Prepared
 
+    # trials imports prepare at its top: replace it where it is looked up (and at its source)
     monkeypatch.setattr(run, "prepare", spy)
+    monkeypatch.setattr(trials, "prepare", spy)
     s = sweep_from_dict({**BASE, "fidelity": "massless", "grid": {"sprocket.dz": [0.05], "event.settle_time": [0.7]},
                          "options": {"search": "values", "values": [0.2], "step": 2e-3}})
     p, = s.points()
