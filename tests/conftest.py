@@ -13,6 +13,10 @@ settings.register_profile("dev", max_examples=15, deadline=None, suppress_health
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "layers: the import-linter layers contract (run alone: -m layers)")
+
+
 @pytest.fixture
 def bench_script():
     """``load(name)``: the script ``bench/<name>.py`` as a module (the tools there are tested like library code)."""
