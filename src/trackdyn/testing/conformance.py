@@ -27,8 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..assembly.builder import vehicle_geometry
 from ..driver import PID, Brake
-from ..experiments.trials import vehicle_extent
 from ..formulations.contract import get_formulation
 from ..math.quaternion import body_pitch, quat_to_matrix
 from ..sim.run import prepare
@@ -46,6 +46,15 @@ BUMP_LENGTH = 1.0
 BUMP_SPEED = 4.0
 
 
+def _track_ends(spec) -> tuple[float, float]:
+    """x of the tracks' front and rear ends (outermost pins plus the pad), vehicle frame, m: the
+    ``front_x``/``rear_x`` of :func:`trackdyn.experiments.trials.vehicle_extent`, which testing (a layer
+    below experiments) does not import."""
+    xs = np.concatenate([t.pins[:, 0] for t in vehicle_geometry(spec).tracks.values()])
+    pad = spec.shoes.bottom
+    return float(xs.max()) + pad, float(xs.min()) - pad
+
+
 def conformance_scenario(name: str, fidelity: str, vehicle="m113", step: float | None = None) -> Scenario:
     """The scenario ``name`` of :data:`CONFORMANCE_SCENARIOS` at ``fidelity`` (its own default step)."""
     spec = get(vehicle) if isinstance(vehicle, str) else vehicle
@@ -54,9 +63,9 @@ def conformance_scenario(name: str, fidelity: str, vehicle="m113", step: float |
         return Scenario(vehicle=spec, fidelity=fidelity, terrain=Flat(), driver=Brake(), t_end=3.0, step=step,
                         output_step=0.01, name="conformance-settle", record=rec)
     if name == "bump":
-        ext = vehicle_extent(spec)
-        x0 = ext.front_x + 2.0
-        t_end = (x0 + BUMP_LENGTH - ext.rear_x + 1.0) / BUMP_SPEED  # until the rear has rolled 1 m past it
+        front_x, rear_x = _track_ends(spec)
+        x0 = front_x + 2.0
+        t_end = (x0 + BUMP_LENGTH - rear_x + 1.0) / BUMP_SPEED  # until the rear has rolled 1 m past it
         return Scenario(vehicle=spec, fidelity=fidelity, terrain=Flat() + Bump(height=BUMP_HEIGHT, length=BUMP_LENGTH,
                                                                                x=x0),
                         driver=PID(speed=BUMP_SPEED, y=0.0), speed=BUMP_SPEED, t_end=round(t_end, 2), step=step,
