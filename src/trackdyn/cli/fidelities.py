@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from ..formulations.contract import formulations
-from .main import _print_json
+from .results import print_json as _print_json
 
 
 def fidelity_help() -> str:

@@ -22,8 +22,9 @@ With ``out`` the event writes one results folder per trial under
 ``out/trials/``, its standard figure(s) and, last, ``out/summary.json`` (the
 event result); an ``INCOMPLETE`` marker is present while it runs.
 
-The default step is 5e-4 s rather than the thesis's 1e-4 s: a fifth of the
-cost. A trial whose run diverges (a numerical failure, not an outcome of the
+The default step is the fidelity's own (``trackdyn fidelities``): for
+``links`` 5e-4 s rather than the thesis's 1e-4 s, a fifth of the cost; for
+``massless`` its real-time 10 ms. A trial whose run diverges (a numerical failure, not an outcome of the
 procedure) is repeated with the step halved, up to ``refine`` times (default
 1); the repeats are listed under ``refinements`` and each trial reports its
 ``step_s``. :class:`EventDiverged` is raised only when the last repeat
@@ -49,7 +50,9 @@ import numpy as np
 from .. import terrain as T
 from .._version import __version__
 from ..driver import PID, FullThrottle
+from ..assembly.fidelities import LINKS_STEP
 from ..errors import check_number
+from ..formulations.contract import get_formulation
 from ..io.results import INCOMPLETE_MARKER, _json_default, write_json_atomic
 from ..spec import get as get_spec
 from ..spec import scenario as _scenario  # _scenario.FIDELITIES: the fidelities registered at the look-up
@@ -66,7 +69,7 @@ __all__ = ["EventResult", "EventDiverged", "EVENTS", "DEFAULT_STEP", "resolve_ve
            "TRAPEZOID_TOP_LENGTHS_IN", "TRAPEZOID_SLOPES_DEG", "HALF_ROUND_HEIGHTS_IN", "INCH"]
 
 INCH = 0.0254
-DEFAULT_STEP = 5e-4
+DEFAULT_STEP = LINKS_STEP  # the links fidelity's default step; every event takes its fidelity's own
 HALF_ROUND_HEIGHTS_IN = (4, 6, 8, 10, 12)
 TRAPEZOID_TOP_LENGTHS_IN = (6, 30, 140)
 TRAPEZOID_SLOPES_DEG = (16, 26, 38, 68)
@@ -144,6 +147,8 @@ class _Context:
         if fidelity not in fidelities:
             raise ValueError(f"fidelity = {fidelity!r}: choose one of {fidelities}")
         self.fidelity = fidelity
+        if step is None:  # the fidelity's own step (links 5e-4, massless 1e-2)
+            step = get_formulation(fidelity).defaults(dict(scenario_options or {}))[1]
         self.step = _num("step", step, positive=True)
         self.output_step = _num("output_step", output_step, positive=True)
         ratio = self.output_step / self.step
@@ -315,7 +320,7 @@ def half_round(vehicle="m113", height_in: float = 8.0, speeds=(2.0, 3.0, 4.0, 5.
                lead_time: float = 3.0, limit_g: float = 2.5, filter_window: float = 0.01, limit_on: str = "unfiltered",
                stop_after_limit: bool = False, clear: float = 1.0, refine: int = 1,
                fidelity: str = "links",
-               step: float = DEFAULT_STEP, output_step: float = 0.01, tension=False, out=None, progress=None,
+               step: float | None = None, output_step: float = 0.01, tension=False, out=None, progress=None,
                scenario_options=None) -> EventResult:
     """Half-round obstacle ride-limiting speed (TOP 1-1-014, korner-2024 §4.2.1, Figs. 4.7/4.8).
 
@@ -498,7 +503,7 @@ def step_climb(vehicle="m113", height: float = 0.5, **kw) -> EventResult:
 def step_climb_limit(vehicle="m113", *, search: str = "bisect", lo: float = 0.3, hi: float = 0.9, tol: float = 0.01,
                      increment: float = 0.02, values=None, settle_time: float = 2.0, climb_time: float = 20.0,
                      gap: float = 0.05, give_up_after: float = 5.0, after_success: float = 0.5,
-                     material=None, refine: int = 1, fidelity: str = "links", step: float = DEFAULT_STEP,
+                     material=None, refine: int = 1, fidelity: str = "links", step: float | None = None,
                      output_step: float = 0.01,
                      tension=False, out=None, progress=None, scenario_options=None) -> EventResult:
     """Largest vertical step the vehicle climbs (TOP 2-2-611, korner-2024 §4.2.2, Fig. 4.14).
@@ -597,7 +602,7 @@ def gap_crossing_limit(vehicle="m113", *, search: str = "bisect", lo: float = 1.
                        approach: float = 0.5, depth: float = 2.0, clear: float = 0.5, fall: float = 0.4,
                        give_up_after: float = 5.0, after_success: float = 0.5, refine: int = 1,
                        fidelity: str = "links",
-                       step: float = DEFAULT_STEP, output_step: float = 0.01, tension=False, out=None, progress=None,
+                       step: float | None = None, output_step: float = 0.01, tension=False, out=None, progress=None,
                        scenario_options=None) -> EventResult:
     """Widest gap the vehicle crosses (TOP 2-2-611, korner-2024 §4.2.3, Fig. 4.16).
 
@@ -653,7 +658,7 @@ def gap_crossing_limit(vehicle="m113", *, search: str = "bisect", lo: float = 1.
 def trapezoid(vehicle="m113", *, kinds=("barrier", "ditch"), height_in: float = 30.0,
               top_lengths_in=TRAPEZOID_TOP_LENGTHS_IN, slopes_deg=TRAPEZOID_SLOPES_DEG, speed: float = 1.0,
               approach: float = 1.0, clear: float = 1.0, give_up_after: float = 5.0, after_success: float = 0.0,
-              refine: int = 1, fidelity: str = "links", step: float = DEFAULT_STEP, output_step: float = 0.01,
+              refine: int = 1, fidelity: str = "links", step: float | None = None, output_step: float = 0.01,
               tension=False,
               out=None, progress=None, scenario_options=None) -> EventResult:
     """The 12 trapezoidal barriers and 12 ditches of NG-NRMM (korner-2024 §4.2.4, Figs. 4.18/4.19).
@@ -732,7 +737,7 @@ ROADS = ("iso8608", "bump", "trough", "sinusoid")
 
 def ride(vehicle="m113", *, road: str = "iso8608", speed: float = 5.0, length: float = 40.0, road_class: str = "D",
          seed: int = 0, height: float = 0.1, wavelength: float = 2.0, bump_length: float = 1.0,
-         lead: float = 5.0, refine: int = 1, fidelity: str = "links", step: float = DEFAULT_STEP,
+         lead: float = 5.0, refine: int = 1, fidelity: str = "links", step: float | None = None,
          output_step: float = 0.01,
          tension=False, out=None, progress=None, scenario_options=None) -> EventResult:
     """Ride over a road profile at constant speed: driver-seat vertical acceleration RMS, peak and spectrum.

@@ -29,11 +29,14 @@ class TreeSystem(AbsoluteSystem):
     :meth:`~trackdyn.integrators.realtime.RealtimeStepper.run_chunk` made at
     the very same state (``fresh``: that state's ``q`` array; otherwise the
     provider is evaluated as usual), and the markers are evaluated by a
-    compiled kernel (:func:`trackdyn.formulations._tree_kernels.markers`). The joint multipliers of
-    this stepper are NaN, so the constraint Jacobian the recorder would use
-    for joint reactions gives NaN reactions either way; it is still updated.
+    compiled kernel (:func:`trackdyn.formulations._tree_kernels.markers`). The
+    stepper has no joint multipliers (its coordinates are minimal), so the
+    system declares no joint reactions (``joint_reactions = False``): the
+    recorder writes no ``*.force.*``/``*.torque.*`` series of joints for it,
+    rather than NaN-filled ones.
     """
 
+    joint_reactions = False
     fresh_q = None  # q array of the state whose track outputs the stepper evaluated last
 
     def evaluate_outputs(self, state, elements: bool = True):

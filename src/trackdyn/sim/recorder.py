@@ -124,7 +124,10 @@ class Recorder:
                                 ("omega", "xyz"), ("acc", "xyz")):
                 cols.extend(f"{nm}.{part}.{c}" for c in comps)
         self._n_body_cols = len(cols)
-        for nm in s.joint_names:
+        # a system without multipliers (the massless model's tree) has no joint reactions: no such series at all,
+        # rather than NaN-filled ones
+        self._joint_names = list(s.joint_names) if getattr(s, "joint_reactions", True) else []
+        for nm in self._joint_names:
             cols.extend(f"{nm}.force.{c}" for c in "xyz")
             cols.extend(f"{nm}.torque.{c}" for c in "xyz")
         self._n_joint_cols = len(cols) - self._n_body_cols
@@ -265,7 +268,7 @@ class Recorder:
         nb_ = s.nb
         body = np.concatenate([state.q, state.v, state.acc[:, :3]], axis=1)  # (nb, 16)
         row[: 16 * nb_] = body.ravel()
-        if self._need_joints and s.joint_names:
+        if self._need_joints and self._joint_names:
             F, T = s.reactions(state.lam)
             row[self._n_body_cols: self._n_body_cols + self._n_joint_cols] = np.concatenate([F, T], 1).ravel()
         if self._need_elements:

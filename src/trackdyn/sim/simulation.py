@@ -30,7 +30,7 @@ from ..integrators import StepFailed, make_integrator
 from ..mbs.model import Model, State
 from .monitor import DivergenceMonitor, RealtimeMonitor
 from .recorder import Recorder
-from .result import Result
+from ..io.results import Result
 
 __all__ = ["Simulation"]
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..assembly.builder import vehicle_geometry
+from ..assembly.extent import vehicle_extent
 from ..driver import PID, Brake
 from ..formulations.contract import get_formulation
 from ..math.quaternion import body_pitch, quat_to_matrix
@@ -46,15 +46,6 @@ BUMP_LENGTH = 1.0
 BUMP_SPEED = 4.0
 
 
-def _track_ends(spec) -> tuple[float, float]:
-    """x of the tracks' front and rear ends (outermost pins plus the pad), vehicle frame, m: the
-    ``front_x``/``rear_x`` of :func:`trackdyn.experiments.trials.vehicle_extent`, which testing (a layer
-    below experiments) does not import."""
-    xs = np.concatenate([t.pins[:, 0] for t in vehicle_geometry(spec).tracks.values()])
-    pad = spec.shoes.bottom
-    return float(xs.max()) + pad, float(xs.min()) - pad
-
-
 def conformance_scenario(name: str, fidelity: str, vehicle="m113", step: float | None = None) -> Scenario:
     """The scenario ``name`` of :data:`CONFORMANCE_SCENARIOS` at ``fidelity`` (its own default step)."""
     spec = get(vehicle) if isinstance(vehicle, str) else vehicle
@@ -63,7 +54,8 @@ def conformance_scenario(name: str, fidelity: str, vehicle="m113", step: float |
         return Scenario(vehicle=spec, fidelity=fidelity, terrain=Flat(), driver=Brake(), t_end=3.0, step=step,
                         output_step=0.01, name="conformance-settle", record=rec)
     if name == "bump":
-        front_x, rear_x = _track_ends(spec)
+        ext = vehicle_extent(spec)
+        front_x, rear_x = ext.front_x, ext.rear_x
         x0 = front_x + 2.0
         t_end = (x0 + BUMP_LENGTH - rear_x + 1.0) / BUMP_SPEED  # until the rear has rolled 1 m past it
         return Scenario(vehicle=spec, fidelity=fidelity, terrain=Flat() + Bump(height=BUMP_HEIGHT, length=BUMP_LENGTH,

@@ -300,21 +300,10 @@ def body_poses(result, name):
 
 
 def quats_to_matrices(q) -> np.ndarray:
-    """Rotation matrices (n, 3, 3) of unit quaternions (n, 4), scalar first (normalised here)."""
+    """Rotation matrices (n, 3, 3) of quaternions (n, 4), scalar first, normalised here (recorded series drift
+    from unit length by round-off): :func:`trackdyn.math.quaternion.quat_to_matrix` of the unit quaternions."""
     q = np.asarray(q, float)
-    q = q / np.linalg.norm(q, axis=1, keepdims=True)
-    e0, e1, e2, e3 = q.T
-    R = np.empty((len(q), 3, 3))
-    R[:, 0, 0] = 1 - 2 * (e2 * e2 + e3 * e3)
-    R[:, 0, 1] = 2 * (e1 * e2 - e0 * e3)
-    R[:, 0, 2] = 2 * (e1 * e3 + e0 * e2)
-    R[:, 1, 0] = 2 * (e1 * e2 + e0 * e3)
-    R[:, 1, 1] = 1 - 2 * (e1 * e1 + e3 * e3)
-    R[:, 1, 2] = 2 * (e2 * e3 - e0 * e1)
-    R[:, 2, 0] = 2 * (e1 * e3 - e0 * e2)
-    R[:, 2, 1] = 2 * (e2 * e3 + e0 * e1)
-    R[:, 2, 2] = 1 - 2 * (e1 * e1 + e2 * e2)
-    return R
+    return quat_to_matrix(q / np.linalg.norm(q, axis=1, keepdims=True))
 
 
 class SideBatch:

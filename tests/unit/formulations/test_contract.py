@@ -137,3 +137,21 @@ def test_the_old_massless_package_is_a_deprecated_alias():
 
     assert (alias.build_massless, alias.MasslessTrack, alias.climb_stairs) == (build_massless, MasslessTrack,
                                                                                climb_stairs)
+
+
+def test_a_fidelity_records_no_series_it_cannot_have():
+    """The massless tree has no shoes and no multipliers: no shoe tensions, no joint reactions -- absent, never
+    NaN- or zero-filled; the parts both fidelities have carry the same names."""
+    names = {}
+    for fid in ("links", "massless"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            prep = prepare(td.Scenario(vehicle="m113", fidelity=fid, t_end=0.01))
+        names[fid] = set(prep.sim.recorder.all_columns)
+    ml, lk = names["massless"], names["links"]
+    assert not any(".shoe[" in n for n in ml) and any(n.endswith(".tension") for n in lk)
+    assert not any(n.endswith((".force.x", ".torque.x")) and ".axle" in n for n in ml)
+    assert any(n.endswith(".force.x") and ".axle" in n for n in lk)
+    shared = {"chassis.pos.z", "driver.acc.z", "left.roadwheel[2].pos.z", "left.arm[2].omega.y",
+              "left.sprocket.omega.y", "right.idler.pos.x"}
+    assert shared <= ml and shared <= lk
