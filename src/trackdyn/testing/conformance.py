@@ -29,7 +29,7 @@ import numpy as np
 
 from ..assembly.extent import vehicle_extent
 from ..driver import PID, Brake
-from ..formulations.contract import get_formulation
+from ..formulations.contract import formulation_names, get_formulation
 from ..math.quaternion import body_pitch, quat_to_matrix
 from ..sim.run import prepare
 from ..spec.io import get
@@ -37,6 +37,7 @@ from ..spec.scenario import Scenario
 from ..terrain import Bump, Flat
 
 __all__ = ["CONFORMANCE_SCENARIOS", "REFERENCE", "conformance_scenario", "chassis_metrics", "run_conformance",
+           "conformance_report",
            "compare", "Check"]
 
 REFERENCE = "links"
@@ -128,3 +129,29 @@ def compare(fidelity: str, measured: dict, reference: dict) -> list:
         val = measured.get(scenario, {}).get(metric, float("nan"))
         checks.append(Check(scenario, metric, float(ref), float(val), float(tol), reason))
     return checks
+
+
+def conformance_report(fidelities=None, vehicle="m113") -> dict:
+    """Every registered fidelity (or those named) against the reference: the figures, the checks, the verdict."""
+    names = [n for n in (fidelities or formulation_names()) if n != REFERENCE]
+    ref = run_conformance(REFERENCE, vehicle)
+    out = {"vehicle": vehicle, "reference": {REFERENCE: ref}, "fidelities": {}}
+    for name in names:
+        got = run_conformance(name, vehicle)
+        checks = compare(name, got, ref)
+        out["fidelities"][name] = {
+            "figures": got, "conforms": all(c.ok for c in checks),
+            "checks": [{"scenario": c.scenario, "metric": c.metric, "reference": c.reference, "value": c.value,
+                        "difference": c.difference, "tolerance": c.tolerance, "ok": c.ok, "reason": c.reason}
+                       for c in checks]}
+    return out
+
+
+if __name__ == "__main__":  # python -m trackdyn.testing.conformance [FIDELITY ...]: the figures of docs/massless.md
+    import json
+    import sys
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the closed track loops' redundant pin rows
+        print(json.dumps(conformance_report(sys.argv[1:] or None), indent=1))
