@@ -22,10 +22,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..driver import PID, FullThrottle, Idle
+from ..math.quaternion import quat_to_matrix
 from ..spec.scenario import Scenario
 from ..sim.run import prepare
 
-__all__ = ["SCENARIOS", "settle", "accelerate", "cruise", "detracked"]
+__all__ = ["SCENARIOS", "settle", "accelerate", "cruise", "detracked", "guide_offset", "guide_slot_tolerance",
+           "tracking"]
 
 SETTLE_TIME = 1.5
 
@@ -37,20 +39,83 @@ def _chassis_speed(res):
     return vx * np.cos(yaw) + vy * np.sin(yaw)
 
 
-def detracked(prep, res, tol: float = None) -> bool:
-    """True when a shoe left its wheels sideways (lateral offset beyond half the guide gap)."""
+def _series(res, name: str, what: str) -> np.ndarray:
+    """A body's recorded ``pos`` (T, 3) or ``quat`` (T, 4) series side by side."""
+    keys = ("x", "y", "z") if what == "pos" else ("e0", "e1", "e2", "e3")
+    return np.column_stack([res[f"{name}.{what}.{k}"] for k in keys])
+
+
+def guide_slot_tolerance(spec) -> float:
+    """Lateral offset (m) of a shoe's guide horn from a wheel's mid-plane beyond which it has left the slot.
+
+    The slot is the gap between the two halves of the road wheels and the idler (``suspension.wheel_gap``);
+    the horn (``shoes.guide_width`` wide) has ``(wheel_gap - guide_width) / 2`` of free play either side
+    (M113: 5.5 mm) and then bears on a wheel half. Once its centre line has passed the inner face of a half,
+    ``wheel_gap / 2`` off the mid-plane (M113: 25.5 mm), more of the horn stands on the wheel half than in
+    the slot: it has left the slot.
+    """
+    gap, width = spec.suspension.wheel_gap, spec.shoes.guide_width
+    if not gap > width:
+        raise ValueError(f"detracking: suspension.wheel_gap = {gap} m leaves no slot for the guide horn "
+                         f"(shoes.guide_width = {width} m)")
+    return 0.5 * gap
+
+
+def guide_offset(prep, res, chunk: int = 256) -> float | None:
+    """Largest lateral offset (m) of a shoe's guide horn from the mid-plane of the road wheel or idler it is on.
+
+    A shoe is on a wheel while its centre (on its pin line) lies within the wheel's radius plus the shoe's
+    thickness (``top + bottom``) of the wheel's centre, measured in the wheel plane. The horn's offset is
+    that of its mid-height point along the chassis y axis (the wheels' axles), so the chassis' yaw and roll
+    do not count. None when the run recorded no shoe, wheel or chassis poses (a fidelity without shoes, or a
+    record selection without them).
+    """
     spec = prep.spec
-    tol = tol if tol is not None else 0.5 * spec.shoes.width
-    bad = False
-    for side in getattr(prep.vehicle, "sides", {}).values():
-        y0 = side.y
-        cy = res["chassis.pos.y"]
-        for name in side.shoes:
-            if name + ".pos.y" not in res:
-                continue
-            if np.max(np.abs(res[name + ".pos.y"] - cy - y0)) > tol:
-                bad = True
-    return bad
+    sides = list(getattr(prep.vehicle, "sides", {}).values())
+    bodies = [n for s in sides for n in (*s.shoes, *s.wheels, s.idler)]
+    needed = [f"{n}.pos.x" for n in bodies] + [f"{n}.quat.e0" for s in sides for n in s.shoes] + ["chassis.quat.e0"]
+    if not any(s.shoes for s in sides) or any(k not in res for k in needed):
+        return None
+    sh = spec.shoes
+    horn = np.array([0.0, 0.0, sh.top + 0.5 * sh.guide_height])  # shoe frame: z towards the wheels
+    ey = quat_to_matrix(_series(res, "chassis", "quat"))[:, :, 1]  # (T, 3)
+    worst = 0.0
+    for side in sides:
+        wheels = [*side.wheels, side.idler]
+        reach = np.array([spec.suspension.wheel_radius] * len(side.wheels) + [spec.idler.radius]) + sh.top + sh.bottom
+        W = np.stack([_series(res, w, "pos") for w in wheels], axis=1)  # (T, nW, 3)
+        P = np.stack([_series(res, n, "pos") for n in side.shoes], axis=1)  # (T, nS, 3)
+        Q = np.stack([_series(res, n, "quat") for n in side.shoes], axis=1)  # (T, nS, 4)
+        for a in range(0, len(ey), chunk):
+            b = slice(a, a + chunk)
+            e = ey[b][:, None, None, :]
+            dP = P[b][:, :, None, :] - W[b][:, None, :, :]  # shoe centre from wheel centre (t, shoe, wheel, xyz)
+            along = np.sum(dP * e, axis=-1)
+            on = np.linalg.norm(dP - along[..., None] * e, axis=-1) < reach
+            if on.any():
+                dH = dP + (quat_to_matrix(Q[b]) @ horn)[:, :, None, :]  # the horn's mid-height point instead
+                worst = max(worst, float(np.abs(np.sum(dH * e, axis=-1))[on].max()))
+    return worst
+
+
+def detracked(prep, res, tol: float | None = None) -> bool | None:
+    """True when a shoe's guide horn left the guide slot of a road wheel or the idler it is on.
+
+    Its offset (:func:`guide_offset`) exceeds ``tol`` (m), by default :func:`guide_slot_tolerance`: half
+    the gap between the wheel halves. None when the run recorded no shoe poses (nothing to judge).
+    """
+    off = guide_offset(prep, res)
+    if off is None:
+        return None
+    return bool(off > (guide_slot_tolerance(prep.spec) if tol is None else tol))
+
+
+def tracking(prep, res) -> dict:
+    """The run's detracking figures: ``detracked``, ``max_guide_offset_m`` and ``guide_slot_tolerance_m``."""
+    off = guide_offset(prep, res)
+    tol = guide_slot_tolerance(prep.spec) if off is not None else None
+    return {"detracked": None if off is None else bool(off > tol), "max_guide_offset_m": off,
+            "guide_slot_tolerance_m": tol}
 
 
 def settle(vehicle="m113", t_end: float | None = None, step: float | None = None, out=None, tension: bool = True,
@@ -160,7 +225,7 @@ def accelerate(vehicle="m113", t_end: float = 20.0, step: float | None = None, o
         "scenario": "accelerate", "vehicle": prep.spec.name, "status": res.status,
         "final_speed_mps": float(v[-1]), "distance_m": float(x[-1] - x[0]),
         "max_lateral_drift_m": float(np.max(np.abs(y - y[0]))),
-        "detracked": detracked(prep, res), "speed_monotonic": monotonic,
+        **tracking(prep, res), "speed_monotonic": monotonic,
         "torque_map_error_rel": torque_err, "finite": bool(np.all(np.isfinite(res.values))),
         "sim_time_s": prep.sim.state.t, "wall_time_s": prep.sim.wall_time, "steps": prep.sim.steps,
         "step_size_s": prep.sim.h, "wall_per_sim": prep.sim.wall_time / max(prep.sim.state.t, 1e-12),
@@ -184,7 +249,7 @@ def cruise(vehicle="m113", speed: float = 4.2, distance: float = 100.0, step: fl
         "max_speed_error_after_5s_mps": float(np.max(np.abs(v[after] - speed))) if after.any() else float("nan"),
         "lateral_drift_m": float(np.max(np.abs(y - y[0]))), "distance_m": float(res["chassis.pos.x"][-1]
                                                                                 - res["chassis.pos.x"][0]),
-        "detracked": detracked(prep, res),
+        **tracking(prep, res),
         "sim_time_s": prep.sim.state.t, "wall_time_s": prep.sim.wall_time, "steps": prep.sim.steps,
         "step_size_s": prep.sim.h, "wall_per_sim": prep.sim.wall_time / max(prep.sim.state.t, 1e-12),
     }, res
