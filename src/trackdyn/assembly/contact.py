@@ -24,7 +24,7 @@ import numpy as np
 
 from ..contact import ContactSystem, Material, shapes
 
-__all__ = ["vehicle_contact", "contact_material", "terrain_materials"]
+__all__ = ["vehicle_contact", "contact_material", "terrain_materials", "sprocket_guide_clearance"]
 
 
 def terrain_materials(terrain) -> list:
@@ -50,6 +50,17 @@ def contact_material(name: str, ms) -> Material:
         return Material.kelvin_voigt(name, stiffness=ms.kn or 2e6, damping=ms.gn or 5e3, friction=ms.friction)
     return Material(name, young=ms.youngs_modulus, poisson=ms.poisson_ratio, restitution=max(ms.restitution, 1e-3),
                     friction=ms.friction, kn=ms.kn, kt=ms.kt, gn=ms.gn, gt=ms.gt)
+
+
+def sprocket_guide_clearance(spec) -> float | None:
+    """Distance (m) from the sprocket's mid-plane to its lateral guide face, or None (no guide).
+
+    The guide acts on the sphere of radius ``guide_width/2`` on each shoe's horn: the face lies the spec's
+    ``sprocket.lateral_backlash`` (the play of the sphere's centre, Chrono's backlash) plus that radius
+    from the mid-plane.
+    """
+    b = spec.sprocket.lateral_backlash
+    return None if b is None else b + 0.5 * spec.shoes.guide_width
 
 
 def vehicle_contact(vm, terrain, **options) -> ContactSystem:
@@ -95,7 +106,8 @@ def vehicle_contact(vm, terrain, **options) -> ContactSystem:
                          material=mats[spec.rollers.material], family="wheels")
         sp = spec.sprocket
         cs.add_shape(side.sprocket, shapes.Sprocket(sp.n_teeth, sp.addendum_radius, sp.arc_centre_radius,
-                                                    sp.arc_radius, sp.gear_separation),
+                                                    sp.arc_radius, sp.gear_separation,
+                                                    guide_clearance=sprocket_guide_clearance(spec)),
                      material=mats[sp.material], family="sprocket")
     com = np.asarray(spec.chassis.com)
     for box in spec.chassis.hull:

@@ -148,6 +148,12 @@ class SprocketSpec(SpecModel):
     arc_radius: Positive = Field(description="radius R of the gap arcs, m")
     assembly_radius: Positive = Field(description="radius of the pin centres when seated, m")
     gear_separation: Positive = Field(description="distance between the two gears along the axle, m")
+    lateral_backlash: NonNeg | None = Field(
+        None, description="lateral guide: play of the shoes' guide (the sphere of radius guide_width/2 on top of "
+                          "the guide horn) either side of the sprocket's mid-plane before the sprocket pushes it "
+                          "back, m; the guide face lies lateral_backlash + guide_width/2 from the mid-plane "
+                          "(Chrono's single-pin sprocket lateral backlash, M113: 0.02, shared/reference/m113.md). "
+                          "Absent: no lateral guide at the sprocket (the road wheels and idler still guide)")
     material: str = Field("sprocket", description="material name")
 
     _inertia = field_validator("inertia")(classmethod(lambda cls, v: _check_inertia(v)))
@@ -419,6 +425,16 @@ class VehicleSpec(SpecModel):
         missing = [f"{k} = {v!r}" for k, v in used.items() if v not in self.materials]
         if missing:
             raise ValueError(f"unknown material(s): {', '.join(missing)}; defined: {sorted(self.materials)}")
+        return self
+
+    @model_validator(mode="after")
+    def _sprocket_guide(self):
+        b = self.sprocket.lateral_backlash
+        if b is not None and b + 0.5 * self.shoes.guide_width > 0.5 * self.sprocket.gear_separation:
+            raise ValueError(
+                f"sprocket.lateral_backlash {b} puts the sprocket's guide face (backlash + shoes.guide_width/2 = "
+                f"{b + 0.5 * self.shoes.guide_width:.4g} m from the mid-plane) outside its gears (gear_separation/2 "
+                f"= {0.5 * self.sprocket.gear_separation:.4g} m)")
         return self
 
     # ---------------------------------------------------------------- editing
