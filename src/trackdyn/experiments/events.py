@@ -27,7 +27,9 @@ The default step is the fidelity's own (``trackdyn fidelities``): for
 ``massless`` its real-time 10 ms. A trial whose run diverges (a numerical failure, not an outcome of the
 procedure) is repeated with the step halved, up to ``refine`` times (default
 1); the repeats are listed under ``refinements`` and each trial reports its
-``step_s``. :class:`EventDiverged` is raised only when the last repeat
+``step_s``. The other trials are not re-run at the smaller step: the result
+lists the steps its trials ran at (``steps_s``) and sets ``mixed_steps`` when
+they differ. :class:`EventDiverged` is raised only when the last repeat
 diverges too (docs/events.md, "Numerical settings").
 
 Example
@@ -159,6 +161,7 @@ class _Context:
             raise ValueError(f"refine = {refine!r}: expected an integer 0..4 (step halvings on divergence)")
         self.refine = int(refine)
         self.refinements = []
+        self.trial_steps = []  # the step of every trial's kept run (after any halving)
         if tension is True:
             tension = {}
         if tension not in (None, False) and not isinstance(tension, dict):
@@ -208,6 +211,7 @@ class _Context:
             run = attempt(h)
             self.account(run)
             if not (run.status == "diverged" or run.reason == "diverged"):
+                self.trial_steps.append(h)
                 return run
             self.refinements.append({"trial": what, "step_s": h, "t_s": float(run.prep.sim.state.t),
                                      "error": run.result.metadata.get("error")})
@@ -234,6 +238,10 @@ class _Context:
         result.setdefault("vehicle", self.spec.name)
         result.setdefault("fidelity", self.fidelity)
         result.setdefault("step_size_s", self.step)
+        # the steps the result's trials ran at: a halving on divergence (refine) leaves the other trials at
+        # the larger step; the result says so instead of re-running them (docs/events.md, Numerical settings)
+        result.setdefault("steps_s", sorted(set(self.trial_steps), reverse=True))
+        result["mixed_steps"] = len(result["steps_s"]) > 1
         result["tensioning"] = self.tension is not None
         result["refinements"] = self.refinements
         result["trials_run"] = self.n_trials
@@ -336,10 +344,13 @@ def half_round(vehicle="m113", height_in: float = 8.0, speeds=(2.0, 3.0, 4.0, 5.
     as the thesis, or ``"filtered"``) first crosses ``limit_g`` g, by linear
     interpolation between the neighbouring speeds; ``None`` when no speed
     crosses (``limit_status`` says whether the limit is above or below the
-    speeds tried).
+    speeds tried). Only runs that completed (the rear ``clear`` m past the
+    obstacle) enter ``peaks`` and the limit; the others are listed under
+    ``excluded`` with their peak and the reason.
 
     Returns ``{"event": "half-round", "height_in", "limiting_speed_mps",
-    "peaks": [[speed, g], ...], "peaks_filtered": ..., "runs": [...], ...}``.
+    "peaks": [[speed, g], ...], "peaks_filtered": ..., "excluded": [{"speed_mps",
+    "peak_g", "peak_filtered_g", "reason"}, ...], "runs": [...], ...}``.
     """
     h_in = _num("height_in", height_in, positive=True)
     speeds = sorted(_num("speeds[]", v, positive=True) for v in (speeds if np.iterable(speeds) else [speeds]))
@@ -382,6 +393,13 @@ def half_round(vehicle="m113", height_in: float = 8.0, speeds=(2.0, 3.0, 4.0, 5.
         azf = moving_average(az, n_f)
         win = t_az >= t_arr
         ok = bool(win.any()) and run.reason == "passed"
+        if ok:
+            why = None
+        elif not win.any():
+            why = "the front never came within 0.5 m of the obstacle"
+        else:
+            why = (f"did not complete: the run ended (status {run.status}, stop reason "
+                   f"{run.reason or 'time limit'}) before the rear was {clear:g} m past the obstacle")
         peak = float(np.max(np.abs(az[win])) / G) if win.any() else float("nan")
         peak_f = float(np.max(np.abs(azf[win])) / G) if win.any() else float("nan")
         t_peak = float(t_az[win][np.argmax(np.abs(az[win]))]) if win.any() else None
@@ -389,7 +407,7 @@ def half_round(vehicle="m113", height_in: float = 8.0, speeds=(2.0, 3.0, 4.0, 5.
         r = {"speed_mps": v, "peak_g": peak, "peak_filtered_g": peak_f, "t_peak_s": t_peak,
              "t_arrive_s": t_arr if math.isfinite(t_arr) else None,
              "approach_speed_mps": float(mon.arr("v")[approach].mean()) if approach.any() else None,
-             "status": run.status, "stop_reason": run.reason, "completed": bool(ok),
+             "status": run.status, "stop_reason": run.reason, "completed": bool(ok), "excluded_reason": why,
              "sim_time_s": float(run.prep.sim.state.t), "wall_time_s": run.wall_time_s, "step_s": run.prep.sim.h}
         r.update(_fig55(ctx, run, max(0.0, 0.5 * t_arr - 0.5), 0.5 * t_arr))
         run.summary = dict(r)
@@ -399,21 +417,27 @@ def half_round(vehicle="m113", height_in: float = 8.0, speeds=(2.0, 3.0, 4.0, 5.
             r["folder"] = str(Path("trials") / label)
         runs.append(r)
         ctx.say(f"  peak {peak:.3f} g (filtered {peak_f:.3f} g), {run.status}, {run.wall_time_s:.0f} s wall")
-        crossed = (peak_f if limit_on == "filtered" else peak) >= limit_g
+        crossed = ok and (peak_f if limit_on == "filtered" else peak) >= limit_g
         if stop_after_limit and crossed:
             break
-    sp = np.array([r["speed_mps"] for r in runs])
-    pk = np.array([r["peak_g"] for r in runs])
-    pkf = np.array([r["peak_filtered_g"] for r in runs])
+    # the limit comes from the completed runs only: a run that stopped short of the obstacle's far side
+    # has not seen the whole crossing, so its peak is no measurement of it
+    used = [r for r in runs if r["completed"]]
+    sp = np.array([r["speed_mps"] for r in used])
+    pk = np.array([r["peak_g"] for r in used])
+    pkf = np.array([r["peak_filtered_g"] for r in used])
     y = pkf if limit_on == "filtered" else pk
     lim, status = _crossing(sp, y, limit_g)
     res = EventResult({
         "event": "half-round", "height_in": h_in, "limiting_speed_mps": lim,
         "peaks": [[float(a), float(b)] for a, b in zip(sp, pk)],
         "peaks_filtered": [[float(a), float(b)] for a, b in zip(sp, pkf)],
+        "excluded": [{"speed_mps": r["speed_mps"], "peak_g": r["peak_g"], "peak_filtered_g": r["peak_filtered_g"],
+                      "reason": r["excluded_reason"]} for r in runs if not r["completed"]],
         "limit_g": float(limit_g), "limit_on": limit_on, "limit_status": status,
         "filter_window_s": float(filter_window), "lead_time_s": float(lead_time), "runs": runs,
         "all_completed": all(r["completed"] for r in runs),
+        "steps_s": sorted({r["step_s"] for r in used}, reverse=True),
         "itt_N": runs[0].get("itt_N"), "idler_x_m": runs[0].get("idler_x_m"), "idler_z_m": runs[0].get("idler_z_m"),
     })
     return ctx.finish(res)
@@ -872,9 +896,17 @@ def event_figures(result) -> dict:
         lim = result.get("limiting_speed_mps")
         title = (f"{result.get('vehicle', '')} over a {result['height_in']:g} in half-round: "
                  + (f"ride-limiting speed {lim:.2f} m/s" if lim is not None else f"limit {result['limit_status']}"))
-        figs["figure"] = plots.peak_vs_parameter(sp, curves, limit=result["limit_g"], xlabel="speed [m/s]",
-                                                 ylabel="peak |a_z| at the driver [g]", limit_label="ride limit [g]",
-                                                 title=title)
+        fig = plots.peak_vs_parameter(sp, curves, limit=result["limit_g"], xlabel="speed [m/s]",
+                                      ylabel="peak |a_z| at the driver [g]", limit_label="ride limit [g]",
+                                      title=title)
+        excluded = result.get("excluded") or []
+        if excluded:  # runs that did not complete: shown, not part of the curves or the limit
+            ax = fig.axes[0]
+            ax.plot([e["speed_mps"] for e in excluded],
+                    [np.nan if e["peak_g"] is None else e["peak_g"] for e in excluded],
+                    ls="none", marker="x", color="0.5", label="did not complete (excluded)")
+            ax.legend(fontsize=8)
+        figs["figure"] = fig
     elif ev in ("step-climb", "gap-crossing"):
         what = "step height" if ev == "step-climb" else "gap width"
         lim = result.get("limit_m")
