@@ -6,14 +6,19 @@ import pytest
 from trackdyn.driver import Brake
 from trackdyn.experiments.tensioning import Tensioning, window_means
 from trackdyn.experiments.trials import EVENT_RECORD
+from trackdyn.math.quaternion import quat_to_matrix
 from trackdyn.sim.run import prepare
 from trackdyn.spec.scenario import Scenario
 
 
+LOCKED_TIME = 1.0  # s of the run after the spring is re-anchored
+
+
 @pytest.fixture(scope="module")
 def settled():
-    sc = Scenario(vehicle="m113", driver=Brake(), t_end=1.2, step=1e-3, output_step=0.01,
-                  record=EVENT_RECORD + ("*.idler.contact.force.*",))
+    # locked by 1.0 s at the latest (0.7 s spring-less, 0.3 s averaging); the run ends 1 s after the lock
+    sc = Scenario(vehicle="m113", driver=Brake(), t_end=2.2, step=1e-3, output_step=0.01,
+                  record=EVENT_RECORD + ("*.idler.contact.force.*", "*.shoe[*].pos.*"))
     prep = prepare(sc)
     ten = Tensioning(prep, free_time=0.5, max_free_time=0.7, average_time=0.3)
     forces = []
@@ -22,12 +27,54 @@ def settled():
         ten(sim)
         blk, k = ten.sides[0]["block"], ten.sides[0]["k"]
         forces.append((sim.state.t, ten.phase, float(blk.force[k]), float(blk.length[k]), float(blk.rate[k])))
+        return ten.phase == "locked" and sim.state.t >= ten.t_lock + LOCKED_TIME - 1e-9
 
     res = prep.sim.run(sc.t_end, callback=cb)
     return prep, ten, res, forces
 
 
-def test_free_phase_pushes_with_the_target_force_then_the_spring_holds_the_mean(settled):
+def _vehicle_frame(res, name, com):
+    """Body ``name``'s centre in the vehicle frame (T, 3), from the recorded chassis pose."""
+    P = np.column_stack([res[f"chassis.pos.{c}"] for c in "xyz"])
+    R = quat_to_matrix(np.column_stack([res[f"chassis.quat.e{k}"] for k in range(4)]))
+    X = np.column_stack([res[f"{name}.pos.{c}"] for c in "xyz"])
+    return np.einsum("tji,tj->ti", R, X - P) + com
+
+
+def _idler_strands(prep, res, side, i, margin=0.02):
+    """Loop indices of the shoes of the two strands leaving the idler at sample ``i``: (upper, lower).
+
+    A shoe is wrapped on the sprocket or the idler, or pressed under a road wheel, while its centre is within
+    the pin circle (sprocket) or the wheel radius plus ``top`` (+ ``margin``) of that centre, below a road
+    wheel's centre; the strands are the runs of other shoes on either side of the idler's wrap. The upper
+    run rests on the road wheels' tops, which turn freely.
+    """
+    spec, info = prep.spec, prep.vehicle.sides[side]
+    com = np.asarray(spec.chassis.com)
+    at = lambda name: _vehicle_frame(res, name, com)[i][[0, 2]]
+    top = spec.shoes.top
+    rolling = ([(at(info.sprocket), spec.sprocket.assembly_radius + margin, False)]
+               + [(at(w), spec.suspension.wheel_radius + top + margin, True) for w in info.wheels])
+    idler = at(info.idler)
+    n = len(info.shoes)
+    shoes = [at(s) for s in info.shoes]
+    on_idler = [np.hypot(*(p - idler)) < spec.idler.radius + top + margin for p in shoes]
+    held = [on_idler[k] or any(np.hypot(*(p - c)) < r and (not below or p[1] < c[1]) for c, r, below in rolling)
+            for k, p in enumerate(shoes)]
+    first = next(k for k in range(n) if on_idler[k] and not on_idler[k - 1])
+    last = next(k for k in range(n) if on_idler[k] and not on_idler[(k + 1) % n])
+    runs = []
+    for start, step in ((first - 1, -1), (last + 1, 1)):
+        run, k = [], start % n
+        while not held[k]:
+            run.append(k)
+            k = (k + step) % n
+        runs.append(run)
+    upper, lower = sorted(runs, key=lambda r: -np.mean([shoes[k][1] for k in r]))
+    return upper, lower
+
+
+def test_free_phase_pushes_with_the_target_force(settled):
     prep, ten, res, forces = settled
     info = ten.info()
     assert info["phase"] == "locked" and 0.5 <= info["free_end_s"] <= 0.7 + 1e-9
@@ -39,14 +86,33 @@ def test_free_phase_pushes_with_the_target_force_then_the_spring_holds_the_mean(
     free = np.array([f - c * rate for t, ph, f, _, rate in forces if ph == "free"])
     # spring-less: apart from the damper, the tensioner's force is the constant push (TSDA tension = -push)
     assert len(free) > 400 and np.allclose(free, -push, rtol=1e-12, atol=1e-9 * push)
-    locked = [(f, ln) for t, ph, f, ln, _ in forces if ph == "locked"]
-    k = side["stiffness"]
-    lbar = side["mean_length"]
-    # after locking: the spring law k (l - l0) - preload with l0 chosen so that it pushes `push` at the mean
-    f_at_mean = k * (lbar - side["block"].l0[side["k"]]) - side["preload"]
-    assert f_at_mean == pytest.approx(-push, rel=1e-12)
-    # ...and the idler stays at its mean position (the track is a stiff loop): within a millimetre
-    assert max(abs(ln - lbar) for _, ln in locked) < 1e-3
+
+
+def test_after_locking_the_idler_holds_and_the_strands_carry_the_target_tension(settled):
+    # korner-2024 §5.1: the re-anchored spring holds the idler where the constant push had it, at the target
+    # track tension. Over the locked second, on both sides: the idler centre (vehicle frame) stays within
+    # 1 mm of where it was at the lock (measured 0.35 / 0.86 mm left / right), and the two strands leaving
+    # the idler carry the target tension within 5 %: each strand's tension averaged over its shoes and the
+    # second (measured upper 10.39 / 10.42 kN, lower 9.79 / 9.77 kN; the strand means swing by up to 2 % about
+    # these as the hull settles). Only these strands: the tensioner
+    # sets their tension through the freely turning idler; the shoes wrapped on the sprocket or the idler
+    # or pressed under a road wheel also carry contact loads in their pins, and the braked sprocket holds
+    # whatever tension difference the drop left between its two sides (docs/vehicle.md).
+    prep, ten, res, _ = settled
+    assert ten.phase == "locked" and res.t[-1] >= ten.t_lock + LOCKED_TIME - 1e-9
+    target = prep.spec.idler.tensioner.target_tension
+    assert target == 1e4
+    w = res.t >= ten.t_lock - 1e-9
+    i_lock = int(np.nonzero(w)[0][0])
+    com = np.asarray(prep.spec.chassis.com)
+    for side in ("left", "right"):
+        idler = _vehicle_frame(res, prep.vehicle.sides[side].idler, com)[w]
+        assert np.linalg.norm(idler - idler[0], axis=1).max() < 1e-3, side
+        upper, lower = _idler_strands(prep, res, side, i_lock)
+        assert len(upper) > 15 and len(lower) >= 3, (side, upper, lower)  # the upper run spans the hull
+        for strand in (upper, lower):
+            tension = np.mean([res[f"{side}.shoe[{k}].tension"][w] for k in strand])
+            assert tension == pytest.approx(target, rel=0.05), (side, strand, tension)
 
 
 def test_the_track_carries_the_push_and_the_mean_tension_is_below_the_target(settled):
