@@ -1,11 +1,14 @@
-"""Validation cases of contact and terrain (also `trackdyn validate CASE`)."""
+"""Validation cases of contact and terrain (also `trackdyn validate CASE`).
 
-import warnings
+Each case must pass its tolerance and measure every documented figure within
+10x of docs/validation.md (``documented.run_documented``).
+"""
 
 import pytest
 
 import trackdyn.testing.validation_contact  # noqa: F401  (registers the cases)
-from trackdyn.testing.validation import CASES, run_case
+from documented import run_documented
+from trackdyn.testing.validation import CASES
 
 CONTACT = ["drop", "hertz-static", "incline-stick", "incline-slide", "rolling", "winkler", "obstacles"]
 
@@ -15,8 +18,5 @@ def test_cases_registered():
 
 
 @pytest.mark.parametrize("name", CONTACT)
-def test_case_passes(name):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        r = run_case(name)
-    assert r["passed"], r
+def test_case_passes_and_measures_its_documented_figures(name):
+    run_documented(name)

@@ -4,11 +4,23 @@ Each case is a function returning a :class:`CaseResult` (JSON-ready dict with
 ``case``, ``errors`` (measured), ``tolerances``, ``passed``). They are run by
 the test suite and by ``trackdyn validate [CASE] --json``. Register new cases
 with :func:`case`.
+
+Two lines per figure. The *tolerance* is the physical pass/fail line of the
+case (``passed``). The *documented figure* (:class:`Reference`, registered
+with the case and listed in docs/validation.md) is what the case measured
+when it was documented; the tests hold every measured figure within
+``factor`` (10) of it in both directions, so a 100× regression fails even
+where the tolerance is far above the measured error, and so does a figure that
+collapses towards zero (a check that has become the code compared with
+itself). ``run_case`` adds the comparison under ``"documented"`` when it runs
+a case at the settings of one of its references.
 """
 
 from __future__ import annotations
 
+import math
 import time
+from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
@@ -17,18 +29,98 @@ from scipy.special import ellipk
 from ..sim.simulation import Simulation
 from . import problems as P
 
-__all__ = ["CASES", "case", "run_case", "run_all"]
+__all__ = ["CASES", "REFERENCES", "Reference", "case", "run_case", "run_all", "figure", "documented_comparison",
+           "reference_table"]
 
 CASES: dict[str, Callable[[], dict]] = {}
 
 
-def case(name):
+@dataclass(frozen=True)
+class Reference:
+    """The documented figures of a validation case at given settings (docs/validation.md).
+
+    Parameters
+    ----------
+    figures : dict
+        ``{figure: documented value}``. A figure is a key of the result's
+        ``errors``, else a ``/``-separated path into the result (list items by
+        index), e.g. ``"energy_loss_rel"``, ``"measured/rk4/max_angle_error_rad/2"``.
+    factor : float
+        A measured figure ``m`` is within its documented value ``d`` when
+        ``d / factor <= m <= d * factor``; a documented 0 must be measured 0.
+    settings : dict
+        Keyword arguments of the case for these figures; ``{}`` is the
+        defaults (what ``trackdyn validate`` runs).
+    form : str
+        ``"full"`` (the defaults) or a name for reduced settings (``"short"``).
+    upper_only : tuple of str
+        Figures at round-off level, held from above only (their size below
+        the documented value is noise, not a change of the method).
+    """
+
+    figures: dict
+    factor: float = 10.0
+    settings: dict = field(default_factory=dict)
+    form: str = "full"
+    upper_only: tuple = ()
+
+    def __post_init__(self):
+        if not self.factor > 1:
+            raise ValueError(f"Reference: factor = {self.factor!r} must exceed 1")
+        bad = [k for k in self.upper_only if k not in self.figures]
+        if bad:
+            raise ValueError(f"Reference: upper_only names figures {bad} that are not documented")
+
+
+#: ``{case: {form: Reference}}``: the documented figures of each case
+REFERENCES: dict[str, dict[str, Reference]] = {}
+
+
+def case(name, *references: Reference):
+    """Register a validation case under ``name`` with its documented figures (one :class:`Reference` per form)."""
     def deco(fn):
         CASES[name] = fn
         fn.case_name = name
+        forms = REFERENCES.setdefault(name, {})
+        for ref in references:
+            if ref.form in forms:
+                raise ValueError(f"validation case {name!r}: two references of form {ref.form!r}")
+            forms[ref.form] = ref
         return fn
 
     return deco
+
+
+def figure(result: dict, path: str) -> float:
+    """The figure ``path`` of a case result: a key of ``errors``, else a ``/``-separated path into the result."""
+    if path in result["errors"]:
+        return float(result["errors"][path])
+    node = result
+    for part in path.split("/"):
+        node = node[int(part)] if isinstance(node, list) else node[part]
+    return float(node)
+
+
+def documented_comparison(result: dict, reference: Reference) -> dict:
+    """Each documented figure of ``reference`` against the measured one of ``result``.
+
+    Returns ``{"form", "factor", "figures": {figure: {"measured", "documented", "ratio",
+    "within"}}, "within": bool}`` (``ratio`` = measured / documented; ``None`` for a
+    documented 0).
+    """
+    rows = {}
+    for path, doc in reference.figures.items():
+        m = figure(result, path)
+        doc = float(doc)
+        if doc == 0.0:
+            ok, ratio = m == 0.0, None
+        else:
+            ratio = m / doc
+            low = 0.0 if path in reference.upper_only else 1.0 / reference.factor
+            ok = bool(math.isfinite(ratio) and low <= ratio <= reference.factor)
+        rows[path] = {"measured": m, "documented": doc, "ratio": ratio, "within": bool(ok)}
+    return {"form": reference.form, "factor": reference.factor, "figures": rows,
+            "within": all(r["within"] for r in rows.values())}
 
 
 def _result(name, errors: dict, tolerances: dict, **extra):
@@ -51,7 +143,7 @@ def _pendulum_angle(res):
     return np.arctan2(res["bob.pos.x"], -res["bob.pos.z"])
 
 
-@case("pendulum-small")
+@case("pendulum-small", Reference({"point_period_rel": 2.7e-5, "compound_period_rel": 2.7e-5}))
 def pendulum_small(step=1e-3):
     """Small-amplitude period vs 2π√(I_O/(m g L)) for a point and a compound pendulum."""
     L, g = 1.0, 9.81
@@ -69,7 +161,7 @@ def pendulum_small(step=1e-3):
     return _result("pendulum-small", errs, {k: 1e-3 for k in errs}, step_size_s=step, measured=measured)
 
 
-@case("pendulum-large")
+@case("pendulum-large", Reference({"period_rel": 7.9e-4, "tension_rel": 7.7e-4}))
 def pendulum_large(step=1e-4):
     """Released horizontally: period vs 4√(L/g) K(sin²(θ0/2)); rod tension 3mg at the bottom."""
     L, g, mass = 1.0, 9.81, 1.0
@@ -91,7 +183,7 @@ def pendulum_large(step=1e-4):
                              "tension_exact_N": 3 * mass * g})
 
 
-@case("slider-crank")
+@case("slider-crank", Reference({"position_m": 6.6e-11, "velocity_mps": 6.6e-6}))
 def slider_crank(step=1e-5, speed=np.pi, t_end=2.0):
     """Driven crank: slider position and velocity vs the closed form over 2 s."""
     m = P.slider_crank(speed=speed)
@@ -104,7 +196,7 @@ def slider_crank(step=1e-5, speed=np.pi, t_end=2.0):
                    crank_speed_rad_s=speed)
 
 
-@case("torque-free")
+@case("torque-free", Reference({"energy_drift_rel": 2.3e-4, "momentum_drift_rel": 1.2e-4, "no_flip": 0.0}))
 def torque_free(step=1e-4, t_end=10.0):
     """Free body near its intermediate axis: flip within 10 s; energy and |L| drift."""
     m = P.torque_free_body()
@@ -131,7 +223,7 @@ def torque_free(step=1e-4, t_end=10.0):
     return _result("torque-free", errs, tol, step_size_s=step, first_flip_s=t_flip)
 
 
-@case("four-bar")
+@case("four-bar", Reference({"rocker_angle_rad": 7.9e-9}))
 def four_bar(step=1e-4, t_end=2 * np.pi):
     """Planar four-bar of 3-D revolutes (redundant rows removed): rocker angle vs closed form."""
     import warnings
@@ -151,7 +243,8 @@ def four_bar(step=1e-4, t_end=2 * np.pi):
                    removed_rows=dict(sim.system.removed_rows))
 
 
-@case("chain64")
+@case("chain64", Reference({"pin_separation_m": 9.4e-6, "energy_growth_rel": 0.0,
+                                "energy_loss_rel": 2.1e-3}))
 def chain64(step=1e-4, t_end=2.0):
     """64-link chain released horizontally: largest pin separation and energy growth."""
     m = P.chain(**P.CHAIN64)
@@ -190,7 +283,44 @@ def chain64(step=1e-4, t_end=2.0):
                    energy_loss_rel=float((E0 - E[-1]) / scale), wall_time_s=wall)
 
 
+def _fmt(v) -> str:
+    """A documented value as docs/validation.md prints it: two significant digits, short exponent."""
+    v = float(v)
+    text = f"{v:.1e}" if v != 0 and abs(v) < 0.01 else f"{v:.2g}"
+    if "e" in text:
+        mant, exp = text.split("e")
+        text = f"{mant}e{int(exp)}"
+    return text
+
+
+def reference_table() -> str:
+    """The markdown table of every registered documented figure (docs/validation.md carries it verbatim)."""
+    lines = ["| case | form (settings) | figure | documented | held within |", "|---|---|---|---|---|"]
+    for name in CASES:
+        for ref in REFERENCES.get(name, {}).values():
+            form = ref.form if not ref.settings else (
+                f"{ref.form} ({', '.join(f'{k}={v}' for k, v in ref.settings.items())})")
+            for path, doc in ref.figures.items():
+                if doc == 0:
+                    held = "exactly 0"
+                elif path in ref.upper_only:
+                    held = f"≤ {_fmt(doc * ref.factor)} (round-off: from above only)"
+                else:
+                    held = f"{_fmt(doc / ref.factor)} – {_fmt(doc * ref.factor)}"
+                lines.append(f"| `{name}` | {form} | `{path}` | {_fmt(doc)} | {held} |")
+    return "\n".join(lines) + "\n"
+
+
+def _same_settings(a: dict, b: dict) -> bool:
+    def norm(v):
+        return [norm(x) for x in v] if isinstance(v, (list, tuple)) else v
+
+    return set(a) == set(b) and all(norm(a[k]) == norm(b[k]) for k in a)
+
+
 def run_case(name: str, **kwargs) -> dict:
+    """Run case ``name`` with ``kwargs``; at the settings of one of its references the result also
+    carries ``"documented"`` (:func:`documented_comparison`; ``passed`` is the tolerances' verdict alone)."""
     try:
         fn = CASES[name]
     except KeyError:
@@ -198,6 +328,9 @@ def run_case(name: str, **kwargs) -> dict:
     t0 = time.perf_counter()
     out = fn(**kwargs)
     out["wall_time_s"] = out.get("wall_time_s", time.perf_counter() - t0)
+    ref = next((r for r in REFERENCES.get(name, {}).values() if _same_settings(r.settings, kwargs)), None)
+    if ref is not None:
+        out["documented"] = documented_comparison(out, ref)
     return out
 
 

@@ -20,7 +20,7 @@ from ..contact import ContactSystem, Material, shapes
 from ..math.quaternion import quat_from_axis_angle
 from ..mbs import LinearMotor, Model, PointForce, Prismatic, Profile, Revolute
 from ..sim.simulation import Simulation
-from .validation import _result, case
+from .validation import Reference, _result, case
 
 __all__ = ["drop", "hertz_static", "incline_stick", "incline_slide", "rolling", "winkler", "obstacles"]
 
@@ -37,7 +37,8 @@ def _crossing_speeds(vz, count):
     return abs(vz[k0 - 1]), abs(vz[k1]), k1 - k0
 
 
-@case("drop")
+@case("drop", Reference({"hertz_e0.3_rel": 1.6e-2, "hertz_e0.6_rel": 1.5e-2, "hertz_e0.9_rel": 1.6e-2,
+                         "hooke_e0.3_rel": 8.7e-3, "hooke_e0.6_rel": 1.1e-2, "hooke_e0.9_rel": 1.3e-2}))
 def drop(step=2e-5, restitutions=(0.3, 0.6, 0.9)):
     """Sphere hitting a plane at 1 m/s without gravity: rebound/impact speed vs e (Hertz and Hooke)."""
     errs, measured = {}, {}
@@ -58,7 +59,7 @@ def drop(step=2e-5, restitutions=(0.3, 0.6, 0.9)):
     return _result("drop", errs, {k: 0.05 for k in errs}, step_size_s=step, measured=measured)
 
 
-@case("hertz-static")
+@case("hertz-static", Reference({"m2_rel": 1.4e-12, "m20_rel": 6.7e-13}, upper_only=("m2_rel", "m20_rel")))
 def hertz_static(step=1e-4, t_end=0.6):
     """Sphere resting on a plane: penetration vs (9F²/(16E*²R))^(1/3) for two loads."""
     R = 0.05
@@ -99,7 +100,7 @@ def _incline_block(tan_theta, mu=0.5, step=1e-4, t_end=2.0):
     return th, res.t, s - s[0]
 
 
-@case("incline-stick")
+@case("incline-stick", Reference({"drift_m": 4.3e-6}))
 def incline_stick(step=1e-4, t_end=2.0):
     """Block on an incline with tan θ = 0.4 < μ = 0.5: it holds (< 1 mm in 2 s)."""
     th, t, s = _incline_block(0.4, step=step, t_end=t_end)
@@ -108,7 +109,7 @@ def incline_stick(step=1e-4, t_end=2.0):
                    angle_deg=math.degrees(th), mu=0.5)
 
 
-@case("incline-slide")
+@case("incline-slide", Reference({"acceleration_rel": 1.2e-12}, upper_only=("acceleration_rel",)))
 def incline_slide(step=1e-4, t_end=2.0):
     """Block on an incline with tan θ = 0.7 > μ = 0.5: slides with g (sin θ - μ cos θ)."""
     th, t, s = _incline_block(0.7, step=step, t_end=t_end)
@@ -119,7 +120,7 @@ def incline_slide(step=1e-4, t_end=2.0):
                    step_size_s=step, acceleration=float(a), exact=exact, angle_deg=math.degrees(th))
 
 
-@case("rolling")
+@case("rolling", Reference({"acceleration_rel": 6.7e-6}))
 def rolling(step=1e-4, t_end=1.5, angle_deg=10.0):
     """Solid cylinder rolling down an incline without slip: a = (2/3) g sin θ."""
     th = math.radians(angle_deg)
@@ -150,7 +151,7 @@ def _segment_area(r, z):
     return r * r * math.acos((r - z) / r) - (r - z) * math.sqrt(2 * r * z - z * z)
 
 
-@case("winkler")
+@case("winkler", Reference({"plate_rel": 1.5e-13, "wheel_rel": 3.0e-6}, upper_only=("plate_rel",)))
 def winkler(step=1e-4, t_end=0.6, k_w=2e6):
     """Plate and wheel on a Winkler foundation: sinkage F/(k A) and k b A_seg(z) = F."""
     errs, measured = {}, {}
@@ -197,7 +198,9 @@ def obstacle_set():
     }
 
 
-@case("obstacles")
+@case("obstacles", Reference({"half-round_m": 5.1e-4, "step_m": 7.8e-4, "gap_m": 2.5e-4, "barrier_m": 2.5e-4,
+                              "ditch_m": 2.5e-4, "half-round_lost_samples": 0.0, "step_lost_samples": 0.0,
+                              "gap_lost_samples": 0.0, "barrier_lost_samples": 0.0, "ditch_lost_samples": 0.0}))
 def obstacles(step=1e-3, speed=0.2, radius=0.3, load=2000.0):
     """A loaded wheel pushed at low speed over each obstacle: contact kept, centre on the offset profile."""
     errs, measured = {}, {}
