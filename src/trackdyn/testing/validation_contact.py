@@ -17,6 +17,7 @@ from scipy.optimize import brentq
 
 from .. import terrain as tt
 from ..contact import ContactSystem, Material, shapes
+from ..conventions import G0 as G
 from ..math.quaternion import quat_from_axis_angle
 from ..mbs import LinearMotor, Model, PointForce, Prismatic, Profile, Revolute
 from ..sim.simulation import Simulation
@@ -24,7 +25,6 @@ from .validation import Reference, _result, case
 
 __all__ = ["drop", "hertz_static", "incline_stick", "incline_slide", "rolling", "winkler", "obstacles"]
 
-G = 9.81
 CONCRETE = Material("concrete", young=2e10, poisson=0.3, restitution=0.1, friction=0.8)
 
 
