@@ -32,7 +32,8 @@ if __name__ == "__main__":
     ap.add_argument("--record", choices=["all", "wheels"], default="all",
                     help="every series every 10 ms, or only the compared road-wheel heights")
     ap.add_argument("--repeats", type=int, default=1,
-                    help="runs of each larger step: wall_per_sim is their median, wall_per_sim_best their minimum")
+                    help="fresh runs of each larger step: wall_per_sim is their mean (the headline), "
+                         "wall_per_sim_median their median, wall_per_sim_best their minimum")
     ap.add_argument("--explicit-contact", action="store_true",
                     help="the larger steps' contact forces explicit (scenario option contact.implicit = false)")
     ap.add_argument("--perturb", type=float, default=0.0,

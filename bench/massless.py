@@ -1,6 +1,6 @@
 """Massless-track benchmarks (issue #8): M113 at 4 m/s on flat ground and over a 10 in half-round.
 
-Target: wall time / simulated time <= 0.01 (100 x faster than real time). Prints the median of 3 runs per
+Target: wall time / simulated time <= 0.01 (100 x faster than real time). Prints the mean of 3 fresh runs per
 case, with the per-stage split (ms per step), for the default step (1e-2 s) and the variants given.
 
 Usage: python bench/massless.py [--step H ...] [--planes N ...] [--output-step S] [--t-end T] [--repeats N]

@@ -2,7 +2,7 @@
 
 import pytest
 
-from trackdyn.testing.benchmarks_vehicle import m113_stepsize, step_size_arg
+from trackdyn.testing.benchmarks_vehicle import m113_flat, m113_stepsize, step_size_arg
 
 
 @pytest.mark.parametrize("kw, msg", [({"record": "some"}, "record must be 'all' or 'wheels', got 'some'"),
@@ -28,3 +28,45 @@ def test_step_sizes_as_numbers_and_fractions():
 def test_bad_step_sizes_name_the_value(text, why):
     with pytest.raises(ValueError, match=f"step '{text}': {why}"):
         step_size_arg(text)
+
+
+@pytest.mark.parametrize("segments", [0, 2.5, "3"])
+def test_flat_rejects_bad_segment_counts(segments):
+    with pytest.raises(ValueError, match=f"segments must be a positive integer, got {segments!r}"):
+        m113_flat(segments=segments)
+
+
+def test_flat_repeats_is_the_old_name_of_segments_and_warns():
+    """m113-flat's "repeats" were consecutive segments of one run: the old keyword still works, with a warning."""
+    with pytest.warns(FutureWarning, match="'repeats' is deprecated, use 'segments'"):
+        with pytest.raises(ValueError, match="segments must be a positive integer, got 0"):
+            m113_flat(repeats=0)
+
+
+def test_flat_script_maps_repeats_to_segments(bench_script):
+    flat = bench_script("m113_flat")
+    assert flat.options([])["segments"] == 3
+    assert flat.options(["--segments", "2"])["segments"] == 2
+    with pytest.warns(FutureWarning, match="--repeats is deprecated"):
+        assert flat.options(["--repeats", "4"])["segments"] == 4
+    with pytest.raises(SystemExit):
+        flat.options(["--repeats", "4", "--segments", "2"])
+
+
+def test_flat_headline_is_the_mean_of_the_whole_run_not_a_segment():
+    """Segments of 1, 1 and 4 s wall for 100 steps each: 20 ms per step over the run (the median would be 10)."""
+    import numpy as np
+
+    from trackdyn.testing.benchmarks_vehicle import _pooled
+
+    def seg(wall, worst):
+        return {"step_size_s": 1e-4, "steps": 100, "sim_time_s": 0.01, "wall_time_s": wall,
+                "cpu_ms_per_step": 1e3 * wall / 100, "max_joint_violation_m": worst, "status": "complete",
+                "split_ms": {"forces": 1e3 * wall / 200, "recording": 1e3 * wall / 200},
+                "load_before": [1.0], "load_after": [2.0]}
+
+    dt = np.concatenate([np.full(100, 10.0), np.full(100, 10.0), np.full(100, 40.0)])
+    out = _pooled([seg(1.0, 1e-6), seg(1.0, 3e-6), seg(4.0, 2e-6)], dt)
+    assert out["ms_per_step"] == pytest.approx(20.0) and out["wall_per_sim"] == pytest.approx(200.0)
+    assert out["steps"] == 300 and out["step_ms_median"] == 10.0 and out["step_ms_p10"] == 10.0
+    assert out["split_ms"]["forces"] == pytest.approx(10.0) and out["max_joint_violation_m"] == 3e-6

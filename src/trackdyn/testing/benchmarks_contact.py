@@ -25,7 +25,7 @@ from ..contact import _detect as D
 from ..math.quaternion import matrix_to_quat
 from ..mbs import Model, Revolute
 from ..sim.simulation import Simulation
-from .benchmarks import bench, machine_info, time_simulation
+from .benchmarks import bench, machine_info, time_per_step
 
 __all__ = ["contact_loop_scene", "contact_loop"]
 
@@ -208,7 +208,7 @@ def contact_loop(step: float = 1e-3, t_settle: float = 0.05, t_end: float = 0.3,
             sim = Simulation(m, step=step, output_step=10 * step, providers=[cs], record=["contact.count"])
         sim.run(t_settle)
         box = _time_contact(cs)
-        r = time_simulation(sim, t_end)
+        r = time_per_step(sim, t_end)
         s = sim.system
         s.update_kinematics(sim.state.q, sim.state.v)
         args = (cs.rec, cs.shapes, cs.scratch, cs.filters, cs.terrain_arrays, s.kin.pos, s.kin.R, cs.margin,

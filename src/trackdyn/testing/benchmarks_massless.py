@@ -7,7 +7,9 @@ acceptance target is ``wall_per_sim <= 0.01`` (100 x faster than real time).
 Each benchmark builds and compiles the model once (a short warm-up run, not
 timed), then times ``repeats`` fresh runs of ``t_end`` simulated seconds from
 the same rolling start, recording every series at ``output_step`` (recording
-is part of the timed loop), and reports the median run plus every run, with
+is part of the timed loop), and reports the mean over all runs as the
+headline (``ms_per_step``, ``wall_per_sim``; ``meets_target`` judges it), the
+median run's ``wall_per_sim_median`` and every run as secondary figures, with
 the process's CPU time per simulated second next to the wall time (on a
 shared machine the wall time includes waiting for a core).
 Importing this module registers the benchmarks.
@@ -40,7 +42,7 @@ def _scenario(vehicle, terrain, speed, t_end, step, output_step, options):
 
 def massless_run(name: str, terrain_fn, vehicle: str = "m113", speed: float = 4.0, t_end: float = 4.0,
                  step: float = 1e-2, output_step: float = 0.05, repeats: int = 3, options: dict | None = None) -> dict:
-    """Time ``repeats`` runs of ``vehicle`` (massless) at ``speed`` on ``terrain_fn()``; median + every run."""
+    """Time ``repeats`` fresh runs of ``vehicle`` (massless) at ``speed`` on ``terrain_fn()``; mean + every run."""
     warm = prepare(_scenario(vehicle, terrain_fn(), speed, t_end, step, output_step, options))
     warm.sim.run(5 * step)  # compile the kernels, fill the caches
     runs = []
@@ -61,19 +63,25 @@ def massless_run(name: str, terrain_fn, vehicle: str = "m113", speed: float = 4.
             "cpu_per_sim": cpu / sim.state.t,
             "split_ms": split, "final_x_m": float(sim.state.q[0, 0]),
         })
-    med = sorted(runs, key=lambda r: r["wall_per_sim"])[len(runs) // 2]
     out = {"benchmark": name, "vehicle": vehicle, "fidelity": "massless", "speed_mps": speed,
            "step_size_s": step, "output_step_s": output_step, "integrator": warm.sim.integrator.name,
            "bodies": warm.sim.system.nb, "repeats": len(runs),
            "target_wall_per_sim": TARGET_WALL_PER_SIM, "machine": machine_info()}
-    out.update({k: med[k] for k in ("status", "steps", "sim_time_s", "wall_time_s", "ms_per_step", "wall_per_sim",
-                                    "split_ms")})
+    # the headline is the mean over all runs (total wall time over total steps / simulated time, recording
+    # included); the median run is a secondary figure
+    steps = sum(r["steps"] for r in runs)
+    wall = sum(r["wall_time_s"] for r in runs)
+    sim_time = sum(r["sim_time_s"] for r in runs)
+    bad = [r["status"] for r in runs if r["status"] != "complete"]
+    out.update({"status": bad[0] if bad else "complete", "steps": steps, "sim_time_s": sim_time,
+                "wall_time_s": wall, "ms_per_step": 1e3 * wall / steps, "wall_per_sim": wall / sim_time,
+                "split_ms": {k: sum(r["split_ms"][k] * r["steps"] for r in runs) / steps for k in runs[0]["split_ms"]}})
     out["wall_per_sim_median"] = statistics.median(r["wall_per_sim"] for r in runs)
     # CPU seconds of this process per simulated second: on a machine shared with other jobs the wall time
     # includes the time the process waited for a core; the CPU time approximates an unloaded run
+    out["cpu_per_sim"] = sum(r["cpu_per_sim"] * r["sim_time_s"] for r in runs) / sim_time
     out["cpu_per_sim_median"] = statistics.median(r["cpu_per_sim"] for r in runs)
-    out["meets_target"] = bool(out["wall_per_sim_median"] <= TARGET_WALL_PER_SIM
-                               and all(r["status"] == "complete" for r in runs))
+    out["meets_target"] = bool(out["wall_per_sim"] <= TARGET_WALL_PER_SIM and not bad)
     out["runs"] = runs
     return out
 

@@ -4,10 +4,11 @@ Registered names (``trackdyn bench NAME --json``, ``python bench/m113_*.py``):
 
 - ``m113-flat``: the M113 cruising at 4.2 m/s (PID speed and heading, thesis
   §4.1) on flat rigid ground (the thesis's settings: SMC Hertz contact,
-  ``euler-implicit-linearized``, direct solver), ``t_end`` simulated seconds
-  after ``settle`` s of settling, with the per-stage split of the integrator
-  and, estimated at the final state, the share of contact detection in the
-  contact stage.
+  ``euler-implicit-linearized``, direct solver), ``segments`` consecutive
+  segments of ``t_end`` simulated seconds after ``settle`` s of settling, as
+  one run (headline: the mean over all of it), with the per-stage split of the
+  integrator and, estimated at the final state, the share of contact detection
+  in the contact stage.
 - ``m113-stepsize``: the largest step at which the road-wheel vertical
   trajectories stay within ``tol`` of those of the h = 1e-4 run over
   ``t_end`` s (all runs start from the same settled state), with the wall
@@ -41,7 +42,7 @@ from ..materials import Material
 from ..sim.run import prepare
 from ..spec.scenario import Scenario
 from ..terrain import Flat, Step
-from .benchmarks import bench, machine_info
+from .benchmarks import bench, machine_info, time_per_step, timed_run
 
 __all__ = ["m113_flat", "m113_stepsize", "m113_step", "m113_memory", "cruise_scenario", "settled_cruise",
            "time_per_step", "step_size_arg"]
@@ -125,43 +126,6 @@ def _split_named(res: dict, share: float) -> dict:
     }
 
 
-def time_per_step(sim, t_end: float) -> dict:
-    """:func:`~trackdyn.testing.benchmarks.time_simulation` plus the distribution of single-step wall times.
-
-    On a shared machine the mean is dominated by time slices lost to other
-    processes; the 10th percentile of the per-step times estimates the cost
-    of a step on an idle core (the machine's load is reported next to it).
-    Also reports the CPU time of the process per step.
-    """
-    clk = time.perf_counter
-    stamps = []
-
-    def cb(_sim):
-        stamps.append(clk())
-        return False
-
-    cpu0 = time.process_time()
-    it = sim.integrator
-    t0_sim, steps0, rec0 = sim.state.t, sim.steps, sim.record_time
-    timing0 = dict(it.timing)
-    start = clk()
-    res = sim.run(t0_sim + t_end, callback=cb)
-    wall = clk() - start
-    cpu = time.process_time() - cpu0
-    steps = sim.steps - steps0
-    split = {k: 1e3 * (it.timing[k] - timing0.get(k, 0.0)) / steps for k in it.timing}
-    split["recording"] = 1e3 * (sim.record_time - rec0) / steps
-    split["other"] = 1e3 * wall / steps - sum(split.values())
-    dt = 1e3 * np.diff(np.array([start] + stamps))
-    return {
-        "step_size_s": sim.h, "steps": steps, "sim_time_s": steps * sim.h, "wall_time_s": wall,
-        "ms_per_step": 1e3 * wall / steps, "wall_per_sim": wall / (steps * sim.h), "split_ms": split,
-        "cpu_ms_per_step": 1e3 * cpu / steps,
-        "step_ms_p10": float(np.percentile(dt, 10)), "step_ms_median": float(np.median(dt)),
-        "status": res.metadata.get("status"),
-    }
-
-
 def _load() -> list:
     try:
         return [round(x, 2) for x in os.getloadavg()]
@@ -170,38 +134,67 @@ def _load() -> list:
 
 
 @bench("m113-flat")
-def m113_flat(t_end: float = 2.0, step: float = 1e-4, settle: float = 0.5, repeats: int = 3,
-              solver: str = "direct", output_step: float = 0.01, explicit_contact: bool = False) -> dict:
-    """Cruise at 4.2 m/s on flat ground; ``repeats`` runs of ``t_end`` s after one settling, median reported.
+def m113_flat(t_end: float = 2.0, step: float = 1e-4, settle: float = 0.5, segments: int = 3,
+              solver: str = "direct", output_step: float = 0.01, explicit_contact: bool = False,
+              results: list | None = None, repeats: int | None = None) -> dict:
+    """Cruise at 4.2 m/s on flat ground: one run of ``segments`` consecutive segments of ``t_end`` s after settling.
 
-    ``explicit_contact``: the contact forces act explicitly (scenario option ``contact.implicit = false``,
-    Chrono's SMC default), from the drop on.
+    The headline ``ms_per_step`` / ``wall_per_sim`` is the mean over the whole measured run (all segments,
+    recording included); ``step_ms_p10`` and ``step_ms_median`` are those of all its single steps; each
+    segment's own figures are in ``segments`` (consecutive parts of one trajectory, not fresh runs: the
+    spread between them is the machine's, not the model's). ``repeats`` is the old name of ``segments``
+    (deprecated). ``explicit_contact``: the contact forces act explicitly (scenario option
+    ``contact.implicit = false``, Chrono's SMC default), from the drop on. ``results``: a list that receives
+    each segment's :class:`Result`.
     """
+    if repeats is not None:
+        warnings.warn("m113_flat: 'repeats' is deprecated, use 'segments' (they are consecutive segments of one "
+                      "run, not fresh runs)", FutureWarning, stacklevel=2)
+        segments = repeats
+    if not isinstance(segments, int) or segments < 1:
+        raise ValueError(f"m113_flat: segments must be a positive integer, got {segments!r}")
     t0 = time.perf_counter()
     prep = settled_cruise(settle, step, solver=solver, output_step=output_step,
                           options=_contact_options(explicit_contact))
     settle_wall = time.perf_counter() - t0
-    runs = []
-    for _ in range(max(1, int(repeats))):
+    parts, dts = [], []
+    for _ in range(segments):
         load0 = _load()
-        r = time_per_step(prep.sim, t_end)
+        r, dt = timed_run(prep.sim, t_end, results)
         r["load_before"] = load0
         r["load_after"] = _load()
-        runs.append(r)
+        parts.append(r)
+        dts.append(dt)
     share = _contact_detection_share(prep)
-    for r in runs:
+    for r in parts:
         r["split_named_ms"] = _split_named(r, share)
-    med = sorted(runs, key=lambda r: r["ms_per_step"])[len(runs) // 2]
     s = prep.sim.system
     out = {"benchmark": "m113-flat", "integrator": prep.sim.integrator.name, "solver": solver,
            "explicit_contact": bool(explicit_contact), "bodies": s.nb,
            "constraint_rows": s.nc, "kkt_unknowns": s.pattern.n, "settle_s": settle,
            "settle_wall_s": settle_wall, "contact_detection_share": share,
            "contacts_at_end": int(prep.contact.glob_out[0]), "machine": machine_info()}
-    out.update(med)
-    out["ms_per_step_runs"] = [r["ms_per_step"] for r in runs]
-    out["runs"] = runs
+    out.update(_pooled(parts, np.concatenate(dts)))
+    out["split_named_ms"] = _split_named(out, share)
+    out["ms_per_step_segments"] = [r["ms_per_step"] for r in parts]
+    out["segments"] = parts
     return out
+
+
+def _pooled(parts: list[dict], dt: np.ndarray) -> dict:
+    """The figures of consecutive segments as one run: means over all of it, percentiles over all its steps."""
+    steps = sum(r["steps"] for r in parts)
+    wall = sum(r["wall_time_s"] for r in parts)
+    sim_time = sum(r["sim_time_s"] for r in parts)
+    split = {k: sum(r["split_ms"][k] * r["steps"] for r in parts) / steps for k in parts[0]["split_ms"]}
+    return {"step_size_s": parts[0]["step_size_s"], "steps": steps, "sim_time_s": sim_time, "wall_time_s": wall,
+            "ms_per_step": 1e3 * wall / steps, "wall_per_sim": wall / sim_time,
+            "step_ms_p10": float(np.percentile(dt, 10)), "step_ms_median": float(np.median(dt)),
+            "cpu_ms_per_step": sum(r["cpu_ms_per_step"] * r["steps"] for r in parts) / steps,
+            "max_joint_violation_m": max(r["max_joint_violation_m"] for r in parts), "split_ms": split,
+            "status": "complete" if all(r["status"] == "complete" for r in parts) else
+            next(r["status"] for r in parts if r["status"] != "complete"),
+            "load_before": parts[0]["load_before"], "load_after": parts[-1]["load_after"]}
 
 
 def _wheel_names(prep):
@@ -221,9 +214,10 @@ def m113_stepsize(t_end: float = 2.0, settle: float = 0.5, steps=(2e-4, 5e-4, 1e
     no contact Jacobians in the step matrix), which shows what the implicit treatment buys. ``record``: ``"all"``
     (every series every 10 ms, as a study would keep them) or ``"wheels"`` (only the compared road-wheel
     heights, and the poses drawn by the viewer: no element outputs are evaluated at a sample). ``repeats``
-    runs of each larger step (the same trajectory each time) give ``wall_per_sim`` as their median and
-    ``wall_per_sim_best`` as their minimum: on a machine whose speed changes within minutes one 2-s run is
-    not a figure. ``perturb`` scales the settled state's velocities by ``1 ± perturb`` (fixed pseudo-random
+    fresh runs of each larger step (the same trajectory each time) give ``wall_per_sim`` as their mean
+    (recording included, the headline), ``wall_per_sim_median`` and ``wall_per_sim_best`` (their minimum) as
+    secondary figures: on a machine whose speed changes within minutes one 2-s run is not a figure.
+    ``perturb`` scales the settled state's velocities by ``1 ± perturb`` (fixed pseudo-random
     signs per entry) before every run, the reference included: runs with a few values show how much the
     error itself moves with the state it starts from (an error near the tolerance is then a spread, not a
     figure).
@@ -267,11 +261,12 @@ def m113_stepsize(t_end: float = 2.0, settle: float = 0.5, steps=(2e-4, 5e-4, 1e
             except (FloatingPointError, np.linalg.LinAlgError, ValueError) as err:
                 res, status = None, f"failed: {err}"
             walls.append(time.perf_counter() - t0)
-        wall = float(np.median(walls))
+        wall = float(np.mean(walls))
         ok = status == "complete"
         z = np.array([res[w + ".pos.z"] for w in wheels]) if ok else None
         row = {"step_size_s": h, "status": status, "wall_time_s": wall,
                "wall_per_sim": wall / t_end, "ms_per_step": 1e3 * wall / max(prep.sim.steps, 1),
+               "wall_per_sim_median": float(np.median(walls)) / t_end,
                "wall_per_sim_best": min(walls) / t_end, "wall_per_sim_runs": [w / t_end for w in walls],
                "max_joint_violation_m": worst[0], "load": _load()}
         if ref is None:
@@ -288,6 +283,7 @@ def m113_stepsize(t_end: float = 2.0, settle: float = 0.5, steps=(2e-4, 5e-4, 1e
             "explicit_contact": bool(explicit_contact), "tolerance_m": tol, "record": record,
             "t_end_s": t_end, "settle_s": settle, "perturb": perturb,
             "largest_step_s": best["step_size_s"], "wall_per_sim_at_largest": best["wall_per_sim"],
+            "wall_per_sim_median_at_largest": best.get("wall_per_sim_median"),
             "wall_per_sim_best_at_largest": best["wall_per_sim_best"], "repeats": repeats,
             "runs": runs, "machine": machine_info()}
 
