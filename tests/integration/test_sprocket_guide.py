@@ -14,6 +14,7 @@ import trackdyn as td
 from trackdyn.assembly.contact import sprocket_guide_clearance
 from trackdyn.contact.shapes import S_SPROCKET
 from trackdyn.driver import Scripted
+from trackdyn.experiments.scenarios import guide_offset, guide_slot_tolerance, tracking
 from trackdyn.math.quaternion import quat_to_matrix
 from trackdyn.mbs.profiles import Profile
 from trackdyn.sim.run import prepare
@@ -21,7 +22,7 @@ from trackdyn.sim.run import prepare
 T_END = 3.0
 STEADY = 2.0  # yaw rate 0.91 -> 0.82 rad/s, inner sprocket at rest from here on (measured)
 RECORD = ("chassis.*", "*.shoe[*].pos.*", "*.shoe[*].quat.*", "*.sprocket.pos.*", "*.sprocket.quat.*",
-          "*.sprocket.speed")
+          "*.sprocket.speed", "*.roadwheel[*].pos.*", "*.idler.pos.*")
 
 
 def _turn(backlash):
@@ -91,6 +92,12 @@ def test_a_steady_turn_with_and_without_the_sprocket_guide(turns):
     assert off["right"] > 0.004 and off["left"] > 0.002
     # ...which stays within the M113's own 20 mm backlash: there its guide is a stop, not reached in this turn
     assert max(off.values()) < td.vehicles.get("m113").sprocket.lateral_backlash
+    # the turn pushes the horns against the road wheels and idler (5.5 mm of free play, measured 6.4 mm:
+    # bearing on a wheel half) but not out of their slots (25.5 mm)
+    horn = guide_offset(prep, res)
+    print(f"largest guide-horn offset at a road wheel or the idler: {1e3 * horn:.2f} mm")
+    assert 0.5 * (prep.spec.suspension.wheel_gap - prep.spec.shoes.guide_width) < horn < guide_slot_tolerance(prep.spec)
+    assert tracking(prep, res)["detracked"] is False
     # with a 1 mm backlash the guide holds the spheres there (measured 1.2 / 1.7 mm: the contact's
     # penetration on top), well inside where they ran without it
     for s in ("left", "right"):

@@ -81,22 +81,92 @@ def validate(
 def bench(
     name: str = typer.Argument("chain64", help="Benchmark name."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    peers: bool = typer.Option(False, "--peers", help="Also run the benchmark's MuJoCo peer, after trackdyn in "
+                               "this process, and print both and their ratio (chain64, m113-flat; needs the "
+                               "peers extra: pip install -e \".[peers]\")."),
+    t_end: Optional[float] = typer.Option(None, "--t-end", help="Simulated seconds measured (default: the "
+                                          "benchmark's)."),
+    peer_step: Optional[float] = typer.Option(None, "--peer-step", help="With --peers: the peer's step, s "
+                                              "(default: trackdyn's)."),
 ):
-    """Run a benchmark and print wall time per step and per simulated second."""
+    """Run a benchmark and print wall time per step and per simulated second.
+
+    The headline is the mean over the whole measured run, recording included; the 10th percentile and the
+    median of single steps follow in parentheses.
+    """
+    import inspect
+
     from ..testing.benchmarks import BENCHMARKS, run_benchmark
 
     if name not in BENCHMARKS:
         typer.echo(f"unknown benchmark {name!r}; choose one of: {', '.join(sorted(BENCHMARKS))}", err=True)
         raise typer.Exit(1)
-    out = run_benchmark(name)
+    kwargs = {} if t_end is None else {"t_end": t_end}
+    if peers:
+        from ..testing import benchmarks_peers as BP
+
+        if name not in BP.PEERS:
+            typer.echo(f"no peer for benchmark {name!r}; --peers runs for: {', '.join(sorted(BP.PEERS))}", err=True)
+            raise typer.Exit(1)
+        try:
+            out = BP.side_by_side(name, peer_step=peer_step, **kwargs)
+        except BP.PeerUnavailable as err:
+            typer.echo(str(err), err=True)
+            raise typer.Exit(1)
+        if as_json:
+            _print_json(out)
+        else:
+            _echo_side_by_side(out)
+        return
+    if peer_step is not None:
+        typer.echo("--peer-step needs --peers", err=True)
+        raise typer.Exit(1)
+    if kwargs and "t_end" not in inspect.signature(BENCHMARKS[name]).parameters:
+        typer.echo(f"benchmark {name!r} takes no --t-end", err=True)
+        raise typer.Exit(1)
+    out = run_benchmark(name, **kwargs)
     if as_json:
         _print_json(out)
         return
     for r in out.get("runs", [out]):
         split = "  ".join(f"{k} {v:.3f}" for k, v in r["split_ms"].items())
         typer.echo(f"{name} h={r['step_size_s']:g}: {r['ms_per_step']:.3f} ms/step, "
-                   f"{r['wall_per_sim']:.2f} s wall per simulated s ({r['steps']} steps)")
+                   f"{r['wall_per_sim']:.2f} s wall per simulated s ({r['steps']} steps; mean of the whole run"
+                   + (f"; single steps p10 {r['step_ms_p10']:.3f}, median {r['step_ms_median']:.3f} ms)"
+                      if "step_ms_p10" in r else ")"))
         typer.echo(f"  split ms/step: {split}")
+
+
+def _echo_side_by_side(out: dict) -> None:
+    """The text form of ``trackdyn bench NAME --peers``: both figures, the ratio, the peer's accuracy."""
+    def mm(x):
+        return "—" if x is None else f"{1e3 * x:.3g} mm" if x >= 1e-3 else f"{1e6 * x:.3g} µm"
+
+    def line(label, r, ratio=None):
+        acc = r.get("accuracy", {})
+        extra = f"  ratio {ratio:.2f}" if ratio is not None else ""
+        typer.echo(f"  {label:16s} h={r['step_size_s']:g}: {r['ms_per_step']:.3f} ms/step, {r['wall_per_sim']:.2f} s "
+                   f"per simulated s (p10 {r['step_ms_p10']:.3f}, median {r['step_ms_median']:.3f} ms){extra}")
+        parts = [f"pin gap {mm(acc.get('pin_gap_max_m'))}", f"penetration {mm(acc.get('penetration_max_m'))}"]
+        for key, label_ in (("tip_error_max_m", "tip error"), ("tip_error_1s_m", "tip error ≤ 1 s"),
+                            ("wheel_z_error_max_m", "wheel z error")):
+            if acc.get(key) is not None:
+                parts.append(f"{label_} {mm(acc[key])}")
+        typer.echo("      " + ", ".join(parts))
+
+    m = out["machine"]
+    typer.echo(f"{out['benchmark']} side by side, {out['date']}, {m['cpu']} ({m['cores']} cores), "
+               f"load {out['load_before']} → {out['load_after']}")
+    line("trackdyn", out["trackdyn"])
+    for key, r in out["peer"].items():
+        line(key, r, out["ratio"][key])
+        s = r["settings"]
+        typer.echo(f"      MuJoCo {r['version']}: {s['integrator']}, {s['solver']}, {s['cone']} cone, "
+                   f"solref {s['solref']}, solimp {s['solimp']}")
+    typer.echo("  ratio: " + out["ratio_is"])
+    for key, r in out.get("not_measured_side_by_side", {}).items():
+        typer.echo(f"  {key} (not measured side by side): {r['ms_per_step']} ms/step at h={r['step_size_s']:g}; "
+                   f"{r['source']}")
 
 
 @app.command()
