@@ -61,6 +61,8 @@ def test_chain64_peers_tiny_run_prints_both_sides_and_their_ratio():
     assert 0.0 < peers["mujoco-maximal"]["accuracy"]["pin_gap_max_m"] < 1e-3
     # the same chain: trackdyn's tip is within a millimetre of MuJoCo's converged tree after 0.02 s
     assert 0 <= td["accuracy"]["tip_error_max_m"] < 1e-3
+    text = "\n".join(BP.text_lines(out))  # the command's text form
+    assert text.count("ms/step") == 3 and f"ratio {out['ratio']['mujoco-tree']:.2f}" in text
 
 
 def test_chain64_mjcf_is_trackdyns_chain():

@@ -116,7 +116,8 @@ def bench(
         if as_json:
             _print_json(out)
         else:
-            _echo_side_by_side(out)
+            for line in BP.text_lines(out):
+                typer.echo(line)
         return
     if peer_step is not None:
         typer.echo("--peer-step needs --peers", err=True)
@@ -135,38 +136,6 @@ def bench(
                    + (f"; single steps p10 {r['step_ms_p10']:.3f}, median {r['step_ms_median']:.3f} ms)"
                       if "step_ms_p10" in r else ")"))
         typer.echo(f"  split ms/step: {split}")
-
-
-def _echo_side_by_side(out: dict) -> None:
-    """The text form of ``trackdyn bench NAME --peers``: both figures, the ratio, the peer's accuracy."""
-    def mm(x):
-        return "—" if x is None else f"{1e3 * x:.3g} mm" if x >= 1e-3 else f"{1e6 * x:.3g} µm"
-
-    def line(label, r, ratio=None):
-        acc = r.get("accuracy", {})
-        extra = f"  ratio {ratio:.2f}" if ratio is not None else ""
-        typer.echo(f"  {label:16s} h={r['step_size_s']:g}: {r['ms_per_step']:.3f} ms/step, {r['wall_per_sim']:.2f} s "
-                   f"per simulated s (p10 {r['step_ms_p10']:.3f}, median {r['step_ms_median']:.3f} ms){extra}")
-        parts = [f"pin gap {mm(acc.get('pin_gap_max_m'))}", f"penetration {mm(acc.get('penetration_max_m'))}"]
-        for key, label_ in (("tip_error_max_m", "tip error"), ("tip_error_1s_m", "tip error ≤ 1 s"),
-                            ("wheel_z_error_max_m", "wheel z error")):
-            if acc.get(key) is not None:
-                parts.append(f"{label_} {mm(acc[key])}")
-        typer.echo("      " + ", ".join(parts))
-
-    m = out["machine"]
-    typer.echo(f"{out['benchmark']} side by side, {out['date']}, {m['cpu']} ({m['cores']} cores), "
-               f"load {out['load_before']} → {out['load_after']}")
-    line("trackdyn", out["trackdyn"])
-    for key, r in out["peer"].items():
-        line(key, r, out["ratio"][key])
-        s = r["settings"]
-        typer.echo(f"      MuJoCo {r['version']}: {s['integrator']}, {s['solver']}, {s['cone']} cone, "
-                   f"solref {s['solref']}, solimp {s['solimp']}")
-    typer.echo("  ratio: " + out["ratio_is"])
-    for key, r in out.get("not_measured_side_by_side", {}).items():
-        typer.echo(f"  {key} (not measured side by side): {r['ms_per_step']} ms/step at h={r['step_size_s']:g}; "
-                   f"{r['source']}")
 
 
 @app.command()

@@ -70,8 +70,8 @@ from . import problems as P
 from .benchmarks import machine_info, run_benchmark
 from .benchmarks_vehicle import SPEED, cruise_scenario
 
-__all__ = ["PEERS", "PEERS_EXTRA", "PeerUnavailable", "import_mujoco", "side_by_side", "chain64_mjcf",
-           "m113_mjcf", "run_mujoco", "CHRONO_M113"]
+__all__ = ["PEERS", "PEERS_EXTRA", "PeerUnavailable", "import_mujoco", "side_by_side", "text_lines",
+           "chain64_mjcf", "m113_mjcf", "run_mujoco", "CHRONO_M113"]
 
 PEERS_EXTRA = 'pip install -e ".[peers]"'
 PIN_HALF_SPAN = 0.1  # m: the two connect points of a hinge-like pair of equalities lie this far either side
@@ -750,6 +750,39 @@ def m113_side_by_side(t_end: float = 2.0, step: float = 1e-4, peer_step: float |
     peers = m113_peer(step=h, t_end=t_end, settle=settle, reference=reference, reference_t_end=reference_t_end,
                       tracks=tracks, s=settings(h, **({} if solimp is None else {"solimp": solimp})))
     return _envelope("m113-flat", trackdyn, peers, load0, {"not_measured_side_by_side": {"chrono": CHRONO_M113}})
+
+
+def text_lines(out: dict) -> list[str]:
+    """The text form of ``trackdyn bench NAME --peers``: both figures, the ratio, the peers' accuracy."""
+    def length(x):
+        return "—" if x is None else f"{1e3 * x:.3g} mm" if x >= 1e-3 else f"{1e6 * x:.3g} µm"
+
+    def figures(label, r, ratio=None):
+        acc = r.get("accuracy", {})
+        parts = [f"pin gap {length(acc.get('pin_gap_max_m'))}", f"penetration {length(acc.get('penetration_max_m'))}"]
+        for key, what in (("tip_error_max_m", "tip error"), ("tip_error_1s_m", "tip error ≤ 1 s"),
+                          ("wheel_z_error_max_m", "wheel z error")):
+            if acc.get(key) is not None:
+                parts.append(f"{what} {length(acc[key])}")
+        return [f"  {label:16s} h={r['step_size_s']:g}: {r['ms_per_step']:.3f} ms/step, {r['wall_per_sim']:.2f} s per "
+                f"simulated s (p10 {r['step_ms_p10']:.3f}, median {r['step_ms_median']:.3f} ms)"
+                + (f"  ratio {ratio:.2f}" if ratio is not None else ""),
+                "      " + ", ".join(parts)]
+
+    m = out["machine"]
+    lines = [f"{out['benchmark']} side by side, {out['date']}, {m['cpu']} ({m['cores']} cores), "
+             f"load {out['load_before']} → {out['load_after']}"]
+    lines += figures("trackdyn", out["trackdyn"])
+    for key, r in out["peer"].items():
+        s = r["settings"]
+        lines += figures(key, r, out["ratio"][key])
+        lines.append(f"      MuJoCo {r['version']}: {s['integrator']}, {s['solver']}, {s['cone']} cone, "
+                     f"solref {s['solref']}, solimp {s['solimp']}")
+    lines.append("  ratio: " + out["ratio_is"])
+    for key, r in out.get("not_measured_side_by_side", {}).items():
+        lines.append(f"  {key} (not measured side by side): {r['ms_per_step']} ms/step at h={r['step_size_s']:g}; "
+                     f"{r['source']}")
+    return lines
 
 
 PEERS = {"chain64": chain64_side_by_side, "m113-flat": m113_side_by_side}
