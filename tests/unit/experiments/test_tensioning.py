@@ -107,12 +107,15 @@ def test_after_locking_the_idler_holds_and_the_strands_carry_the_target_tension(
     com = np.asarray(prep.spec.chassis.com)
     for side in ("left", "right"):
         idler = _vehicle_frame(res, prep.vehicle.sides[side].idler, com)[w]
-        assert np.linalg.norm(idler - idler[0], axis=1).max() < 1e-3, side
+        moved = np.linalg.norm(idler - idler[0], axis=1).max()
         upper, lower = _idler_strands(prep, res, side, i_lock)
+        tension = [np.mean([res[f"{side}.shoe[{k}].tension"][w] for k in strand]) for strand in (upper, lower)]
+        print(f"{side}: idler moved {1e3 * moved:.2f} mm; strand tension upper {tension[0]:.0f} N "
+              f"(shoes {upper[0]}..{upper[-1]}), lower {tension[1]:.0f} N (shoes {lower[0]}..{lower[-1]})")
+        assert moved < 1e-3, side
         assert len(upper) > 15 and len(lower) >= 3, (side, upper, lower)  # the upper run spans the hull
-        for strand in (upper, lower):
-            tension = np.mean([res[f"{side}.shoe[{k}].tension"][w] for k in strand])
-            assert tension == pytest.approx(target, rel=0.05), (side, strand, tension)
+        for strand, t in zip((upper, lower), tension):
+            assert t == pytest.approx(target, rel=0.05), (side, strand, t)
 
 
 def test_the_track_carries_the_push_and_the_mean_tension_is_below_the_target(settled):
