@@ -656,6 +656,21 @@ class ContactSystem:
             "shape": (rec.key[act, 0] >> 16).copy(), "target": (rec.key[act, 1] >> 32).copy(),
         }
 
+    def records(self):
+        """``(records, outputs, n)`` of the last evaluation: the buffers themselves, to be read only.
+
+        For tools that need each contact's law inputs (pair, radius, weight) and staged history, which
+        :meth:`contacts` leaves out (:mod:`trackdyn.experiments.power`); fields in
+        :mod:`trackdyn.contact._buffers`.
+        """
+        if not hasattr(self, "_last"):
+            raise ValueError("ContactSystem.records(): nothing evaluated yet")
+        return self._last
+
+    def shape_families(self) -> list[str]:
+        """The collision family of every shape, by shape index (the probe and target ids of record keys)."""
+        return [fam for _, _, _, fam, _ in self._shapes]
+
     @property
     def n_shapes(self) -> int:
         return len(self._shapes)
