@@ -175,9 +175,15 @@ def test_m113_rolls_over_a_half_round_at_speed():
     assert abs(res["chassis.vel.x"][-1] - 4.0) < 1.0
 
 
-def test_the_massless_drive_reads_the_torque_map_as_the_links_model_does():
-    # the M113's map is against track speed (map_speed = "track"): both fidelity levels must read it at the
-    # sprocket speed times the pin-circle radius (it was once read at the bare sprocket speed here)
+def test_the_massless_drive_applies_the_torque_map_at_the_vehicles_speed():
+    """What this checks: the M113's map is against track speed (``map_speed = "track"``), so the torque the
+    drive applies must be the map at the speed the track runs, which on firm ground is the hull's own forward
+    speed (``chassis.vel.x``, from the dynamics, not the drivetrain's readout) within the track's slip:
+    measured within 5.6 % (slip up to 0.32 m/s); read at the bare sprocket speed (the bug this guards
+    against) the torque would be off by up to 316 %. It is no energy balance: the massless track forces
+    (``contact/massless``) do not expose their dissipation, so the links model's power audit
+    (``experiments/power.py``) has no counterpart at this fidelity yet.
+    """
     import warnings
 
     from trackdyn.driver import FullThrottle
@@ -185,15 +191,16 @@ def test_the_massless_drive_reads_the_torque_map_as_the_links_model_does():
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        sc = Scenario(vehicle="m113", driver=FullThrottle(delay=0.3), t_end=1.5, step=0.005, output_step=0.01,
+        sc = Scenario(vehicle="m113", driver=FullThrottle(delay=0.3), t_end=3.0, step=0.005, output_step=0.01,
                       fidelity="massless")
         prep = prepare(sc)
     assert prep.drivetrain.map_scale == prep.spec.sprocket.assembly_radius
     res = prep.sim.run(sc.t_end)
     tm = np.array(prep.spec.powertrain.torque_map)
     m = res.t > 0.35
+    v = res["chassis.vel.x"][m]
+    assert v.max() > 2 * tm[1, 0]  # well into the map's falling part (the vehicle reaches 8.3 m/s)
+    expected = np.interp(v, tm[:, 0], tm[:, 1])
     for side in ("left", "right"):
-        w, T = res[f"{side}.sprocket.speed"][m], res[f"{side}.sprocket.torque"][m]
-        expected = np.interp(w * prep.drivetrain.map_scale, tm[:, 0], tm[:, 1])
-        np.testing.assert_allclose(T, expected, rtol=1e-9)
-        assert w.max() * prep.drivetrain.map_scale > tm[0, 0]  # the map's sloping part was reached
+        T = res[f"{side}.sprocket.torque"][m]
+        assert np.max(np.abs(T - expected) / expected) < 0.1, side
