@@ -78,7 +78,7 @@ class State:
 
 
 def _vec3(x, what):
-    a = np.asarray(x, dtype=float)
+    a = np.array(x, dtype=float)  # a copy: a model must not share (and mutate) the caller's array, e.g. GRAVITY
     if a.shape != (3,) or not np.all(np.isfinite(a)):
         raise ValueError(f"{what}: expected 3 finite numbers, got {np.asarray(x).tolist()}")
     return a
