@@ -146,6 +146,30 @@ def vehicle_scenarios():
             "mismatches": []}
 
 
+@producer("power-audit", "docs/vehicle.md (the power audit of a 2 s full-throttle run)")
+def power_audit():
+    """`trackdyn run accelerate --vehicle m113 --t-end 2 --json`: the energy balance of the run."""
+    r = _trackdyn("run", "accelerate", "--vehicle", "m113", "--t-end", "2")
+    return {"command": "trackdyn run accelerate --vehicle m113 --t-end 2 --json",
+            "figures": {"final_speed_mps": r.get("final_speed_mps"), "power_audit": r.get("power_audit")},
+            "mismatches": []}
+
+
+@producer("validation", "docs/validation.md (every case's measured figures; the table is checked by "
+                        "tests/validation/test_documented_figures.py)")
+def validation():
+    """`trackdyn validate --json`: every analytic and contact validation case."""
+    r = _trackdyn("validate")
+    return {"command": "trackdyn validate --json", "figures": r, "mismatches": []}
+
+
+@producer("peers", "bench/README.md (trackdyn and MuJoCo side by side)")
+def peers():
+    """`trackdyn bench chain64 --peers --json` and `trackdyn bench m113-flat --peers --json`."""
+    return {"command": "trackdyn bench chain64|m113-flat --peers --json",
+            "figures": {n: _trackdyn("bench", n, "--peers") for n in ("chain64", "m113-flat")}, "mismatches": []}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("names", nargs="*", help="producers to run (default: all, or the quick ones with --quick)")
