@@ -114,3 +114,18 @@ def test_m113_mjcf_has_trackdyns_bodies_and_rolling_start():
     gaps = BP._connect_gaps(model, {"t": np.zeros(1), "xpos": data.xpos[None].copy(),
                                     "xquat": data.xquat[None].copy()}, info["closing"])
     assert gaps.max() < 1e-9  # the loops close at the assembled pose
+
+
+def test_time_constants_chain_at_the_floor_m113_one_model_at_every_step():
+    """MuJoCo clamps time constants below 2 h; the chain sits on that floor, the M113 keeps 2 ms at any step."""
+    assert BP.settings(1e-4)["solref"] == [2e-4, 1.0] and BP.settings(1e-3)["solref"] == [2e-3, 1.0]
+    assert BP.m113_settings(1e-4)["solref"][0] == BP.m113_settings(1e-3)["solref"][0] == BP.M113_TIMECONST == 2e-3
+    assert BP.m113_settings(2e-3)["solref"][0] == 4e-3  # never under MuJoCo's floor
+
+
+def test_no_ratio_when_a_run_did_not_complete():
+    run = {"status": "complete", "wall_per_sim": 2.0, "step_ms_p10": 0.1, "step_size_s": 1e-4}
+    ratio, p10 = BP._ratios(run, {"a": {**run, "wall_per_sim": 3.0}, "b": {**run, "status": "diverged"}})
+    assert ratio == {"a": 1.5, "b": None} and p10 == {"a": 1.0, "b": None}
+    ratio, _ = BP._ratios({**run, "status": "diverged"}, {"a": run})
+    assert ratio == {"a": None}

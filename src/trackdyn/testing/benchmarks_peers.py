@@ -37,8 +37,10 @@ limited to the torque map at the cruise speed; MuJoCo combines two geoms'
 friction by the larger coefficient.
 
 MuJoCo's constraints are soft: equality, limit and contact time constants are
-``2 h`` (the smallest MuJoCo accepts at step ``h``: its ``refsafe`` floor),
-damping ratio 1, with the impedance ``solimp`` reported. The accuracy of
+``2 h`` for the chain (the smallest MuJoCo accepts at step ``h``: its
+``refsafe`` floor) and 2e-3 s for the M113 at any step (the floor at MuJoCo's
+usual 1 ms step; see :func:`m113_settings`), damping ratio 1, with the
+impedance ``solimp`` reported. The accuracy of
 each peer is measured next to its timing: the largest separation of the pins
 it closes by equalities (``pin_gap_max_m``; the loop-closing pin's for the
 M113), the deepest contact penetration, and the error of the chain's tip
@@ -71,10 +73,11 @@ from .benchmarks import machine_info, run_benchmark
 from .benchmarks_vehicle import SPEED, cruise_scenario
 
 __all__ = ["PEERS", "PEERS_EXTRA", "PeerUnavailable", "import_mujoco", "side_by_side", "text_lines",
-           "chain64_mjcf", "m113_mjcf", "run_mujoco", "CHRONO_M113"]
+           "settings", "m113_settings", "chain64_mjcf", "m113_mjcf", "run_mujoco", "CHRONO_M113"]
 
 PEERS_EXTRA = 'pip install -e ".[peers]"'
 PIN_HALF_SPAN = 0.1  # m: the two connect points of a hinge-like pair of equalities lie this far either side
+M113_TIMECONST = 2e-3  # s: the M113 peer's constraint time constant at every step (m113_settings)
 
 # Chrono's figure is not measured side by side (Chrono is not pip-installable): cited with its provenance.
 CHRONO_M113 = {
@@ -105,20 +108,32 @@ def _v(x) -> str:
     return " ".join(f"{float(a):.12g}" for a in np.ravel(x))
 
 
-def settings(h: float, integrator: str = "implicitfast", dampratio: float = 1.0,
+def settings(h: float, integrator: str = "implicitfast", timeconst: float | None = None, dampratio: float = 1.0,
              solimp=(0.99, 0.999, 0.001, 0.5, 2.0), cone: str = "pyramidal", solver: str = "Newton",
              iterations: int = 100, tolerance: float = 1e-8) -> dict:
     """MuJoCo's numerical settings at step ``h``, reported with every peer result.
 
-    The constraint time constant is ``2 h``, the stiffest MuJoCo accepts at step ``h`` (its ``refsafe``
-    floor: shorter ones are clamped to it); the impedance ``solimp`` (0.99, 0.999) is stiffer than MuJoCo's
-    default (0.9, 0.95) and stable for both peers at 1e-4 and 1e-3 s (0.999, 0.9999 is too, with the same
-    gaps and penetration at twice the Newton iterations). ``implicitfast`` integrates the joint damping and
-    the velocity servos implicitly.
+    The constraint time constant ``timeconst`` defaults to ``2 h``, the stiffest MuJoCo accepts at step
+    ``h`` (its ``refsafe`` floor: shorter ones are clamped to it); the impedance ``solimp`` (0.99, 0.999) is
+    stiffer than MuJoCo's default (0.9, 0.95) and stable for both peers at 1e-4 and 1e-3 s (0.999, 0.9999
+    is too, with the same gaps and penetration at twice the Newton iterations). ``implicitfast`` integrates
+    the joint damping and the velocity servos implicitly.
     """
+    tc = 2.0 * h if timeconst is None else max(float(timeconst), 2.0 * h)
     return {"timestep": float(h), "integrator": integrator, "solver": solver, "cone": cone,
             "iterations": int(iterations), "tolerance": float(tolerance),
-            "solref": [2.0 * h, float(dampratio)], "solimp": [float(s) for s in solimp]}
+            "solref": [tc, float(dampratio)], "solimp": [float(s) for s in solimp]}
+
+
+def m113_settings(h: float, **kw) -> dict:
+    """:func:`settings` of the M113 peer: time constant ``M113_TIMECONST`` (or 2 h, if longer) at any step.
+
+    2e-3 s is MuJoCo's floor at its usual 1 ms step, where the M113 needs it; at 1e-4 s the floor (2e-4 s)
+    is stable too, but its nearly rigid contacts make the road wheels bounce on the shoes (35-109 mm in
+    0.25 s, and 108 mm from the same model at h/10: not converged), where with 2e-3 s they move 1-5 mm and
+    agree with h/10 to 0.2 mm. One time constant keeps one model at every step.
+    """
+    return settings(h, **{"timeconst": M113_TIMECONST, **kw})
 
 
 def _option(s: dict, gravity) -> str:
@@ -269,7 +284,7 @@ def m113_mjcf(h: float, s: dict | None = None, spec: str = "m113", speed: float 
     Returns ``(xml, info)``: ``info`` holds the initial joint velocities by joint name, the road-wheel body
     names, the loop-closing equalities, the sprocket servo targets and the list of approximations.
     """
-    s = s or settings(h)
+    s = s or m113_settings(h)
     sc = cruise_scenario(step=h)
     spec_, terrain, geo, z0 = vehicle_placement(sc)
     vm = build_vehicle(spec_, origin=(sc.start_x, 0.0, z0), geometry=geo, speed=speed)
@@ -300,7 +315,7 @@ def m113_mjcf(h: float, s: dict | None = None, spec: str = "m113", speed: float 
                 f'axis="{_v(_local(q0[i], axis=jt.axis))}" {extra}/>')
 
     approximations = [
-        "torsion bars: linear hinge stiffness between the stops, joint limits (soft, solref 2h) at the stops",
+        "torsion bars: linear hinge stiffness between the stops, joint limits (soft, the same solref) at the stops",
         "dampers: linear hinge damping, mean of the table's compression and rebound slopes x lever^2",
         "sprocket tooth gaps: boxes tangent to each gap arc in both gear planes, phased to seat the assembled "
         "pins (trackdyn's right sprocket starts with its pins on the tooth tips)",
@@ -604,7 +619,7 @@ def m113_peer(step: float = 1e-4, t_end: float = 2.0, settle: float = 0.5, refer
     same model (the same time constants) run from the same settled state at ``step / 10``.
     """
     mujoco = import_mujoco()
-    s = s or settings(step)
+    s = s or m113_settings(step)
     xml, info = m113_mjcf(step, s, tracks=tracks)
     model = _load_model(mujoco, xml)
     data = mujoco.MjData(model)
@@ -677,9 +692,14 @@ _HEADLINE = ("step_size_s", "steps", "sim_time_s", "wall_time_s", "ms_per_step",
 
 
 def _ratios(trackdyn: dict, peers: dict) -> tuple[dict, dict]:
-    ratio = {k: p["wall_per_sim"] / trackdyn["wall_per_sim"] for k, p in peers.items()}
+    """Peer over trackdyn per simulated second (mean; p10); None where either run did not complete."""
+    def ok(r):
+        return r["status"] == "complete"
+
+    ratio = {k: p["wall_per_sim"] / trackdyn["wall_per_sim"] if ok(p) and ok(trackdyn) else None
+             for k, p in peers.items()}
     p10 = {k: (p["step_ms_p10"] / p["step_size_s"]) / (trackdyn["step_ms_p10"] / trackdyn["step_size_s"])
-           for k, p in peers.items()}
+           if ok(p) and ok(trackdyn) else None for k, p in peers.items()}
     return ratio, p10
 
 
@@ -690,7 +710,7 @@ def _envelope(name: str, trackdyn: dict, peers: dict, load0, extra: dict | None 
            "trackdyn": trackdyn, "peer": peers, "ratio": ratio,
            "ratio_is": "the peer's wall time per simulated second / trackdyn's, each the mean over its whole "
                        "measured run, recording included (> 1: trackdyn is faster); at equal steps the same "
-                       "as the ratio of ms per step",
+                       "as the ratio of ms per step; null if either run did not complete",
            "ratio_step_ms_p10": p10}
     out.update(extra or {})
     return out
@@ -725,19 +745,25 @@ def chain64_side_by_side(t_end: float = 2.0, step: float = 1e-4, peer_step: floa
 
 def m113_side_by_side(t_end: float = 2.0, step: float = 1e-4, peer_step: float | None = None, settle: float = 0.5,
                       reference: bool = True, reference_t_end: float = 0.25, explicit_contact: bool = False,
-                      tracks: str = "tree", solimp=None) -> dict:
-    """trackdyn's ``m113-flat`` (one segment of ``t_end`` s) and MuJoCo's M113, one after the other."""
+                      tracks: str = "tree", solimp=None, integrator: str = "euler-implicit-linearized",
+                      options: dict | None = None) -> dict:
+    """trackdyn's ``m113-flat`` (one segment of ``t_end`` s) and MuJoCo's M113, one after the other.
+
+    ``integrator`` and ``options`` are trackdyn's (e.g. ``theta-linearized`` at 1/1100 s, its largest step
+    within 1 mm in m113-stepsize); ``peer_step`` (default ``step``) is MuJoCo's.
+    """
     import_mujoco()
     load0 = _load()
     results = []
     td = run_benchmark("m113-flat", t_end=t_end, step=step, settle=settle, segments=1, results=results,
-                       explicit_contact=explicit_contact)
+                       explicit_contact=explicit_contact, integrator=integrator, options=options)
     sc = cruise_scenario(step=step)  # the same build as the benchmark's: its pins, by name
     spec_, _, geo, z0 = vehicle_placement(sc)
     vm = build_vehicle(spec_, origin=(sc.start_x, 0.0, z0), geometry=geo, speed=SPEED)
     pins = [j for j in vm.model.joints if j.name.endswith(".pin")]
     trackdyn = {k: td[k] for k in _HEADLINE} | {
-        "integrator": td["integrator"], "explicit_contact": td["explicit_contact"], "split_ms": td["split_ms"],
+        "integrator": td["integrator"], "options": dict(options or {}), "explicit_contact": td["explicit_contact"],
+        "split_ms": td["split_ms"],
         "contacts_at_end": td["contacts_at_end"]}
     trackdyn["accuracy"] = {
         "pin_gap_max_m": _trackdyn_pin_gaps(results, vm.model, pins),
@@ -748,7 +774,7 @@ def m113_side_by_side(t_end: float = 2.0, step: float = 1e-4, peer_step: float |
         "wheel_z_error": "see m113-stepsize (against trackdyn at h = 1e-4)"}
     h = peer_step or step
     peers = m113_peer(step=h, t_end=t_end, settle=settle, reference=reference, reference_t_end=reference_t_end,
-                      tracks=tracks, s=settings(h, **({} if solimp is None else {"solimp": solimp})))
+                      tracks=tracks, s=m113_settings(h, **({} if solimp is None else {"solimp": solimp})))
     return _envelope("m113-flat", trackdyn, peers, load0, {"not_measured_side_by_side": {"chrono": CHRONO_M113}})
 
 
@@ -766,7 +792,8 @@ def text_lines(out: dict) -> list[str]:
                 parts.append(f"{what} {length(acc[key])}")
         return [f"  {label:16s} h={r['step_size_s']:g}: {r['ms_per_step']:.3f} ms/step, {r['wall_per_sim']:.2f} s per "
                 f"simulated s (p10 {r['step_ms_p10']:.3f}, median {r['step_ms_median']:.3f} ms)"
-                + (f"  ratio {ratio:.2f}" if ratio is not None else ""),
+                + ("" if label == "trackdyn" else f"  ratio {ratio:.2f}" if ratio is not None
+                   else f"  no ratio: {r['status']} / {out['trackdyn']['status']}"),
                 "      " + ", ".join(parts)]
 
     m = out["machine"]

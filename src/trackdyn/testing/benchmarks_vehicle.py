@@ -136,7 +136,8 @@ def _load() -> list:
 @bench("m113-flat")
 def m113_flat(t_end: float = 2.0, step: float = 1e-4, settle: float = 0.5, segments: int = 3,
               solver: str = "direct", output_step: float = 0.01, explicit_contact: bool = False,
-              results: list | None = None, repeats: int | None = None) -> dict:
+              results: list | None = None, repeats: int | None = None,
+              integrator: str = "euler-implicit-linearized", options: dict | None = None) -> dict:
     """Cruise at 4.2 m/s on flat ground: one run of ``segments`` consecutive segments of ``t_end`` s after settling.
 
     The headline ``ms_per_step`` / ``wall_per_sim`` is the mean over the whole measured run (all segments,
@@ -144,8 +145,9 @@ def m113_flat(t_end: float = 2.0, step: float = 1e-4, settle: float = 0.5, segme
     segment's own figures are in ``segments`` (consecutive parts of one trajectory, not fresh runs: the
     spread between them is the machine's, not the model's). ``repeats`` is the old name of ``segments``
     (deprecated). ``explicit_contact``: the contact forces act explicitly (scenario option
-    ``contact.implicit = false``, Chrono's SMC default), from the drop on. ``results``: a list that receives
-    each segment's :class:`Result`.
+    ``contact.implicit = false``, Chrono's SMC default), from the drop on. ``integrator`` and ``options``
+    (e.g. ``"theta-linearized"``, ``{"theta": 0.5}``) run from the drop on too. ``results``: a list that
+    receives each segment's :class:`Result`.
     """
     if repeats is not None:
         warnings.warn("m113_flat: 'repeats' is deprecated, use 'segments' (they are consecutive segments of one "
@@ -154,8 +156,8 @@ def m113_flat(t_end: float = 2.0, step: float = 1e-4, settle: float = 0.5, segme
     if not isinstance(segments, int) or segments < 1:
         raise ValueError(f"m113_flat: segments must be a positive integer, got {segments!r}")
     t0 = time.perf_counter()
-    prep = settled_cruise(settle, step, solver=solver, output_step=output_step,
-                          options=_contact_options(explicit_contact))
+    prep = settled_cruise(settle, step, solver=solver, output_step=output_step, integrator=integrator,
+                          options={**(options or {}), **_contact_options(explicit_contact)})
     settle_wall = time.perf_counter() - t0
     parts, dts = [], []
     for _ in range(segments):
