@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 
 from .driver import FullThrottle
 from .materials import Material

@@ -56,19 +56,21 @@ LINKS_STEP = 5e-4
 GENERIC_INTEGRATORS = tuple(n for n in INTEGRATORS if n != RealtimeStepper.name)
 
 
-def split_prefixed(options: dict, prefix: str, fidelity: str, foreign: tuple) -> tuple[dict, dict]:
+def split_prefixed(options: dict, prefix: str, fidelity: str, foreign: dict) -> tuple[dict, dict]:
     """``(keys under prefix without it, the other keys)`` of ``scenario.options``.
 
-    Keys under one of the ``foreign`` prefixes belong to another fidelity and
-    are refused naming the key and this fidelity.
+    Keys under one of the ``foreign`` prefixes (``{prefix: owning fidelity}``)
+    belong to another fidelity and are refused naming the key, its fidelity
+    and this one.
     """
     mine, rest = {}, {}
     for k, v in dict(options or {}).items():
         if isinstance(k, str) and k.startswith(prefix):
             mine[k[len(prefix):]] = v
         elif isinstance(k, str) and any(k.startswith(p) for p in foreign):
-            raise ValueError(f"scenario.options[{k!r}]: not an option of the {fidelity!r} fidelity "
-                             f"(it reads {prefix}* and integrator options)")
+            owner = next(o for p, o in foreign.items() if k.startswith(p))
+            raise ValueError(f"scenario.options[{k!r}]: applies to the {owner} fidelity only, not to {fidelity!r} "
+                             f"(which reads {prefix}* and integrator options)")
         else:
             rest[k] = v
     return mine, rest
@@ -95,7 +97,7 @@ class LinksFormulation:
         return self.info.default_integrator, self.info.default_step
 
     def _options(self, sc):
-        contact, rest = split_prefixed(sc.options, "contact.", self.name, ("massless.",))
+        contact, rest = split_prefixed(sc.options, "contact.", self.name, {"massless.": "massless"})
         for k, v in contact.items():
             if k not in self.CONTACT_OPTIONS:
                 raise ValueError(f"scenario.options['contact.{k}']: unknown contact option; choose from "
@@ -173,7 +175,7 @@ class MasslessFormulation:
         return self.info.default_integrator, self.info.default_step
 
     def _options(self, sc):
-        mine, rest = split_prefixed(sc.options, "massless.", self.name, ("contact.",))
+        mine, rest = split_prefixed(sc.options, "massless.", self.name, {"contact.": "links"})
         mine.pop("formulation", None)
         f = self._formulation(sc.options, sc.integrator)
         if f == "tree":
