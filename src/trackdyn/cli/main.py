@@ -83,7 +83,7 @@ def bench(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
     peers: bool = typer.Option(False, "--peers", help="Also run the benchmark's MuJoCo peer, after trackdyn in "
                                "this process, and print both and their ratio (chain64, m113-flat; needs the "
-                               "peers extra: pip install -e \".[peers]\")."),
+                               "peers extra: pip install -e \".\\[peers]\")."),
     t_end: Optional[float] = typer.Option(None, "--t-end", help="Simulated seconds measured (default: the "
                                           "benchmark's)."),
     peer_step: Optional[float] = typer.Option(None, "--peer-step", help="With --peers: the peer's step, s "
