@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import re
 import subprocess
 import sys
 import time
@@ -55,8 +56,54 @@ def _trackdyn(*args) -> dict:
     return json.loads(out.stdout)
 
 
+def _e(x: float) -> str:
+    """``x`` as the docs write it: two significant digits, ``9.7e-13``, ``2.3e-4``."""
+    m, e = f"{x:.1e}".split("e")
+    return f"{m}e{int(e)}"
+
+
 def _doc_says(path: str, text: str) -> bool:
     return text in (HERE / path).read_text(encoding="utf-8")
+
+
+#: A stated timing: a wall or CPU time, a cost per step, sample or simulated second, a real-time factor.
+TIMING = re.compile(r"\d\s*µs|\d\s*(?:ms|us)\s*(?:/|per\b|of (?:a|an|the|wall|cpu)\b)|"  # 1.8 ms/step, 53 µs
+                    r"\b(?:wall|cpu)\b[^|.;]*?\d[\d.]*\s*s\b|\d[\d.]*\s*s\b[^|.;]*?\b(?:wall|cpu)\b|"  # 0.92 s of wall
+                    r"\d\s*(?:×|x)\s*(?:faster than )?real[- ]time|\d\s*(?:×|x) the wall|"  # 118× real time
+                    r"^\|.*(?:wall time|wall /|wall s|\| wall \||ms/step|µs/step|cpu / sim).*\|$",  # timing column
+                    re.IGNORECASE)
+
+
+def unproduced_timings(docs: Path = HERE) -> list:
+    """Sections of ``docs/*.md`` that state a timing but name no producer (``docs/figures.py NAME``).
+
+    A section is the text under one heading down to the next heading of any level. Returns
+    ``(file, heading, line)`` of the first timing of every such section.
+    """
+    found = []
+    for path in sorted(docs.glob("*.md")):
+        if path.name == "figures.md":
+            continue
+        sections, heading, lines = [], "(top)", []
+        in_code = False
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.startswith("```"):
+                in_code = not in_code
+            if line.startswith("#") and not in_code:
+                sections.append((heading, lines))
+                heading, lines = line.strip("# ").strip(), []
+            else:
+                lines.append(line)
+        sections.append((heading, lines))
+        for heading, lines in sections:
+            text = "\n".join(lines)
+            named = set(re.findall(r"figures\.py\s+([a-z0-9-]+)", text))
+            if named & set(PRODUCERS):
+                continue
+            hit = next((ln for ln in lines if TIMING.search(ln)), None)
+            if hit is not None:
+                found.append((path.name, heading, hit.strip()[:120]))
+    return found
 
 
 # ------------------------------------------------------------------------------------------------- quick
@@ -217,6 +264,206 @@ def peers():
     """`trackdyn bench chain64 --peers --json` and `trackdyn bench m113-flat --peers --json`."""
     return {"command": "trackdyn bench chain64|m113-flat --peers --json",
             "figures": {n: _trackdyn("bench", n, "--peers") for n in ("chain64", "m113-flat")}, "mismatches": []}
+
+
+def _script(path: str, *args) -> list:
+    """``python PATH ARGS`` (a script of the repository) in a subprocess; every JSON line it prints."""
+    out = subprocess.run([sys.executable, str(HERE.parent / path), *args], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"{path} {' '.join(args)}: exit {out.returncode}: {out.stderr[-2000:]}")
+    lines = []
+    for line in out.stdout.splitlines():
+        try:
+            lines.append(json.loads(line))
+        except json.JSONDecodeError:
+            pass
+    if not lines:  # an indented JSON document
+        lines.append(json.loads(out.stdout))
+    return lines
+
+
+# ------------------------------------------------------------------------------------------------- timings
+# Wall times depend on the machine and its load: these producers re-measure them and record the machine;
+# they do not compare with the docs (the docs give each timing with its date, machine and load).
+
+@producer("bench-massless", "docs/massless.md (Benchmarks: the current figures table, CPU and wall per "
+                            "simulated second at h = 0.01, 0.02, 0.005, 0.002 s)")
+def bench_massless():
+    """`python bench/massless.py --step 0.01 0.02 0.005 0.002 --repeats 3` (flat and 10 in half-round, 4 s)."""
+    rows = _script("bench/massless.py", "--step", "0.01", "0.02", "0.005", "0.002", "--repeats", "3")
+    return {"command": "python bench/massless.py --step 0.01 0.02 0.005 0.002 --repeats 3", "figures": rows,
+            "mismatches": []}
+
+
+@producer("massless-halfround-steps", "docs/massless.md (peak driver a_z over the 10 in half-round against the "
+                                      "step: the accuracy of the real-time step)")
+def massless_halfround_steps():
+    """`trackdyn event half-round --vehicle m113 --fidelity massless --speeds 2,3,4 --step H` for six steps."""
+    steps = ("0.0005", "0.001", "0.002", "0.005", "0.01", "0.02")
+    out = {}
+    for h in steps:
+        r = _trackdyn("event", "half-round", "--vehicle", "m113", "--fidelity", "massless", "--speeds", "2,3,4",
+                      "--step", h, "--out", str(HERE.parent / "runs" / "figures" / f"halfround-massless-{h}"))
+        r.pop("trials", None)
+        out[h] = r
+    return {"command": "trackdyn event half-round --vehicle m113 --fidelity massless --speeds 2,3,4 --step H --json",
+            "figures": out, "mismatches": []}
+
+
+@producer("massless-vs-links", "docs/massless.md (side by side with the link-track model: the four events, "
+                               "their results and wall times)")
+def massless_vs_links():
+    """The events of docs/massless.md's side-by-side table with each fidelity (links: hours)."""
+    runs = {"half-round": ["--height-in", "10", "--speeds", "2,3,4"],
+            "step-climb": ["--search", "values", "--values", "0.4,0.5,0.6"],
+            "gap-crossing": ["--search", "values", "--values", "1.5,1.8,2.4"],
+            "ride": ["--road", "iso8608", "--class", "D", "--speed", "5", "--length", "30"]}
+    out = {}
+    for fid, step in (("massless", "0.002"), ("links", "0.0005")):
+        for name, args in runs.items():
+            t0 = time.perf_counter()
+            r = _trackdyn("event", name, "--vehicle", "m113", "--fidelity", fid, "--step", step, *args,
+                          "--out", str(HERE.parent / "runs" / "figures" / f"{name}-{fid}"))
+            r.pop("trials", None)
+            out[f"{name} {fid}"] = {"result": r, "command_wall_time_s": time.perf_counter() - t0}
+    return {"command": "trackdyn event NAME --vehicle m113 --fidelity F --step H ... --json", "figures": out,
+            "mismatches": []}
+
+
+@producer("bench-chain64-integrators", "docs/integrators.md (chain64: each integrator at its largest step within "
+                                       "1e-3 m; ms/step, wall per simulated second, split)")
+def bench_chain64_integrators():
+    """`trackdyn bench chain64-integrators --json` (hours: the first-order schemes search down to 7.8e-5 s)."""
+    return {"command": "trackdyn bench chain64-integrators --json",
+            "figures": _trackdyn("bench", "chain64-integrators"), "mismatches": []}
+
+
+@producer("m113-stepsize", "docs/integrators.md (the θ-method's largest step on the M113 within 1 mm; its wall "
+                           "time per simulated second)")
+def m113_stepsize():
+    """`python bench/m113_stepsize.py --integrator theta-linearized --theta 0.5 --steps 1/1100 --repeats 3`."""
+    rows = _script("bench/m113_stepsize.py", "--integrator", "theta-linearized", "--theta", "0.5", "--steps",
+                   "1/1100", "1e-3", "--repeats", "3")
+    return {"command": "python bench/m113_stepsize.py --integrator theta-linearized --theta 0.5 --steps 1/1100 1e-3 "
+                       "--repeats 3", "figures": rows, "mismatches": []}
+
+
+@producer("bench-contact-loop", "docs/contact.md (Cost: the 63-shoe loop, full and diagonal coupling; the "
+                                "coupling's pattern and factor sizes)")
+def bench_contact_loop():
+    """`trackdyn bench contact-loop --json`."""
+    return {"command": "trackdyn bench contact-loop --json", "figures": _trackdyn("bench", "contact-loop"),
+            "mismatches": []}
+
+
+@producer("constraint-treatment", "docs/integrators.md (partitioning against Baumgarte on chain64: max|C|, "
+                                  "max|J v + C_t|, tip deviation, ms/step)")
+def constraint_treatment():
+    """chain64, 2 s, RK4 at 1.67e-3 s and AB3 at 6.25e-4 s with coordinate partitioning and Baumgarte (ω = 10, 100/s)."""
+    from trackdyn.sim.simulation import Simulation
+    from trackdyn.testing import problems as P
+    from trackdyn.testing.benchmarks_integrators import GRID, chain_tip
+
+    rec = ["link[63].pos.*", "link[63].quat.*"]
+
+    def run(integrator, h, **opts):
+        sim = Simulation(P.chain(**P.CHAIN64), integrator=integrator, step=h, output_step=GRID, record=rec, **opts)
+        s = sim.system
+        worst = {"C": 0.0, "Jv": 0.0}
+
+        def cb(sim):
+            st = sim.state
+            s.update_kinematics(st.q, st.v)
+            s.eval_constraints()
+            jv = s.phi_t.copy()
+            for side in range(2):
+                b = s.row_body[:, side]
+                on = b >= 0
+                vb = st.v.reshape(-1, 6)[b[on]]
+                jv[on] += np.einsum("ij,ij->i", s.J[on, 6 * side:6 * side + 6], vb)
+            worst["C"] = max(worst["C"], float(np.abs(s.phi).max()))
+            worst["Jv"] = max(worst["Jv"], float(np.abs(jv).max()))
+
+        res = sim.run(2.0, callback=cb)
+        # the integrator's own time per step (its laps), without the callback's measurement
+        return chain_tip(res), worst, 1e3 * sum(sim.integrator.timing.values()) / max(1, sim.steps)
+
+    ref, _, _ = run("rk4", 2.5e-4)
+    out, mism = {}, []
+    for integrator, h in (("rk4", 0.01 / 6), ("ab3", 6.25e-4)):
+        for label, opts in (("partitioning", {}),
+                            ("baumgarte 10/s", {"constraints": "baumgarte", "baumgarte_frequency": 10.0}),
+                            ("baumgarte 100/s", {"constraints": "baumgarte", "baumgarte_frequency": 100.0})):
+            tip, worst, ms = run(integrator, h, **opts)
+            n = min(len(tip), len(ref))
+            dev = float(np.abs(tip[:n] - ref[:n]).max())
+            out[f"{integrator} {label}"] = {"max_C": worst["C"], "max_Jv_plus_Ct": worst["Jv"],
+                                            "tip_deviation_m": dev, "ms_per_step": ms}
+            row = f"| {label.replace('baumgarte', 'Baumgarte ω =')} | {_e(worst['C'])} | {_e(worst['Jv'])} | {_e(dev)} |"
+            if not _doc_says("integrators.md", row):
+                mism.append(f"integrators.md: {integrator} {row}")
+    return {"command": "python docs/figures.py constraint-treatment (chain64, Simulation(..., constraints=...))",
+            "figures": out, "mismatches": mism}
+
+
+@producer("solver-hessian", "docs/integrators.md (saddle-point solvers: PSOR and BB with the exact coupled H "
+                            "against hessian='block': sweeps, iterations, wall)")
+def solver_hessian():
+    """PSOR and BB on chain64's coupled KKT system (tol 1e-8, cold start) with ``hessian="exact"`` and ``"block"``."""
+    from trackdyn.linsolve import make_solver
+    from trackdyn.testing.validation_integrators import chain64_saddle_point
+
+    s, data, rhs = chain64_saddle_point()
+    out = {}
+    for name in ("psor", "bb"):
+        for hessian in ("exact", "block"):
+            sol = make_solver(name, s.pattern, tol=1e-8, warm_start=False, max_iter=100000, hessian=hessian)
+            x = np.zeros(s.pattern.n)
+            t0 = time.perf_counter()
+            sol.factor(data)
+            sol.solve(rhs, x)
+            out[f"{name} {hessian}"] = {"iterations": int(sol.last_iterations), "wall_time_s": time.perf_counter() - t0,
+                                        "residual_rel": float(sol.last_residual)}
+    mism = [f"integrators.md: {k} {v['iterations']}" for k, v in out.items()
+            if not _doc_says("integrators.md", f"{v['iterations']} ")]
+    return {"command": "python docs/figures.py solver-hessian", "figures": out, "mismatches": mism}
+
+
+@producer("convergence", "docs/integrators.md (Convergence studies: the chain64 and double-pendulum figures, "
+                         "their deviations and minres's wall time against direct)")
+def convergence():
+    """`trackdyn study convergence chain64|double-pendulum ... --json` (the figures go to docs/integrators/)."""
+    runs = HERE.parent / "runs" / "figures"
+    cases = {"chain64": ["chain64", "--steps", "1e-3,5e-4,2.5e-4", "--integrators",
+                         "euler-implicit-linearized,euler-implicit-projected", "--solvers", "direct,minres"],
+             "double_pendulum": ["double-pendulum", "--steps", "2e-3,1e-3,5e-4,2.5e-4"]}
+    out = {}
+    for name, args in cases.items():
+        r = _trackdyn("study", "convergence", *args, "--out", str(runs / f"convergence-{name}"))
+        out[name] = r
+        for ext in ("png", "svg"):
+            src = runs / f"convergence-{name}" / f"convergence.{ext}"
+            if src.exists():
+                (HERE / "integrators" / f"convergence_{name}.{ext}").write_bytes(src.read_bytes())
+    return {"command": "trackdyn study convergence chain64|double-pendulum ... --json", "figures": out,
+            "mismatches": []}
+
+
+@producer("events-m113", "docs/events.md (M113 results: the event table, figures, wall times; "
+                         "`python bench/events_m113.py --quick`)")
+def events_m113():
+    """`python bench/events_m113.py --quick`: every event's reduced procedure on the M113 (hours)."""
+    rows = _script("bench/events_m113.py", "--quick")
+    return {"command": "python bench/events_m113.py --quick", "figures": rows, "mismatches": []}
+
+
+@producer("sweep-speedup", "docs/events.md (Sweep: 1 and 2 workers)")
+def sweep_speedup():
+    """`python bench/sweep_speedup.py --file docs/events/sweep_short.toml 1 2`."""
+    _script("bench/sweep_speedup.py", "--file", str(HERE / "events" / "sweep_short.toml"), "1", "2")
+    return {"command": "python bench/sweep_speedup.py --file docs/events/sweep_short.toml 1 2",
+            "figures": json.loads((HERE / "events" / "sweep_benchmark.json").read_text(encoding="utf-8")),
+            "mismatches": []}
 
 
 def main(argv=None) -> int:

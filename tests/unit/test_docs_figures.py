@@ -31,3 +31,16 @@ def test_a_misstated_figure_fails_its_producer(figures, tmp_path, monkeypatch):
     monkeypatch.setattr(figures, "_doc_says", lambda path, text: False)
     assert figures.main(["closure", "--out", str(tmp_path)]) == 1
     assert json.loads((tmp_path / "closure.json").read_text())["mismatches"]
+
+
+def test_every_stated_timing_names_its_producer(figures):
+    # a wall time, a cost per step or a real-time factor in docs/ stands in a section that names the
+    # figures.py producer which re-measures it
+    assert figures.unproduced_timings() == []
+
+
+def test_an_unproduced_timing_is_caught(figures, tmp_path):
+    (tmp_path / "a.md").write_text("# A\n\nThe step costs 1.8 ms/step.\n\n# B\n\nIt runs 118× faster than "
+                                   "real time (`python docs/figures.py bench-massless`).\n\n# C\n\n"
+                                   "| case | wall / sim |\n|---|---|\n| flat | 0.0085 |\n\n# D\n\nOutput every 10 ms.\n")
+    assert [(f, h) for f, h, _ in figures.unproduced_timings(tmp_path)] == [("a.md", "A"), ("a.md", "C")]
