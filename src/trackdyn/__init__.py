@@ -31,6 +31,7 @@ from . import drivers, events, terrain, vehicles  # noqa: E402  (namespaces of t
 from .spec.scenario import Scenario  # noqa: E402
 from .spec.vehicle import VehicleSpec  # noqa: E402
 from .sim.run import run  # noqa: E402
+from .viz.compare import compare  # noqa: E402
 
 __all__ = [
     "__version__",
@@ -39,5 +40,5 @@ __all__ = [
     "RevoluteMotor", "LinearMotor",
     "TSDA", "RSDA", "Bushing", "PointForce", "PointTorque",
     "Simulation", "Result", "load",
-    "vehicles", "drivers", "terrain", "events", "Scenario", "VehicleSpec", "run",
+    "vehicles", "drivers", "terrain", "events", "Scenario", "VehicleSpec", "run", "compare",
 ]

@@ -159,7 +159,7 @@ def demo(
 
 
 def _register_commands():
-    from . import event, fidelities, results, run, study, sweep, vehicles, viz
+    from . import compare, event, fidelities, results, run, study, sweep, vehicles, viz
 
     vehicles.register(app)
     fidelities.register(app)
@@ -169,6 +169,7 @@ def _register_commands():
     study.register(app)
     viz.register(app)
     results.register(app)
+    compare.register(app)
 
 
 _register_commands()
