@@ -60,10 +60,12 @@ from ..spec import get as get_spec
 from ..spec import scenario as _scenario  # _scenario.FIDELITIES: the fidelities registered at the look-up
 from ..spec.scenario import Scenario
 from ..viz import plots
+from ..viz.mechanism import mechanism_figure
 from ..viz.plots import new_figure, save_figure
 from .limits import SEARCHES, limit_search
 from .tensioning import window_means
-from .trials import G, TIMBER, classify_failure, moving_average, run_trial, vehicle_extent, write_trial
+from .trials import (G, LIMITED_BY, TIMBER, classify_failure, mechanism_series, mechanism_summary, moving_average,
+                     peak_source, run_trial, vehicle_extent, write_trial)
 
 __all__ = ["EventResult", "EventDiverged", "EVENTS", "DEFAULT_STEP", "resolve_vehicle", "run_event", "half_round",
            "step_climb",
@@ -409,6 +411,12 @@ def half_round(vehicle="m113", height_in: float = 8.0, speeds=(2.0, 3.0, 4.0, 5.
              "approach_speed_mps": float(mon.arr("v")[approach].mean()) if approach.any() else None,
              "status": run.status, "stop_reason": run.reason, "completed": bool(ok), "excluded_reason": why,
              "sim_time_s": float(run.prep.sim.state.t), "wall_time_s": run.wall_time_s, "step_s": run.prep.sim.h}
+        # which impact makes the peak: the road wheel, idler or hull hit hardest within 5 ms of it, and where
+        # it was relative to the obstacle's leading edge (m, world x; the half-round spans 0 .. 2 H)
+        src = peak_source(mon, t_peak)
+        if src is not None:
+            src["x_from_obstacle_m"] = _body_x_at(run, mon, src, x_obs)
+        r["peak_source"] = src
         r.update(_fig55(ctx, run, max(0.0, 0.5 * t_arr - 0.5), 0.5 * t_arr))
         run.summary = dict(r)
         d = ctx.trial_dir(label)
@@ -437,10 +445,26 @@ def half_round(vehicle="m113", height_in: float = 8.0, speeds=(2.0, 3.0, 4.0, 5.
         "limit_g": float(limit_g), "limit_on": limit_on, "limit_status": status,
         "filter_window_s": float(filter_window), "lead_time_s": float(lead_time), "runs": runs,
         "all_completed": all(r["completed"] for r in runs),
+        "peak_sources": [[r["speed_mps"], (r.get("peak_source") or {}).get("source"),
+                          (r.get("peak_source") or {}).get("t_s")] for r in runs],
         "steps_s": sorted({r["step_s"] for r in used}, reverse=True),
         "itt_N": runs[0].get("itt_N"), "idler_x_m": runs[0].get("idler_x_m"), "idler_z_m": runs[0].get("idler_z_m"),
     })
     return ctx.finish(res)
+
+
+def _body_x_at(run, mon, src, x_obs):
+    """World x of the peak's source body (or the hull's front) relative to the obstacle's edge at its time."""
+    t = mon.arr("t")
+    if src["source"] == "hull" or len(t) == 0:
+        return None
+    try:
+        res = run.result
+        tt = np.asarray(res["t"], float)
+        x = np.asarray(res[f"{src['source']}.pos.x"], float)
+    except (KeyError, ValueError):
+        return None
+    return float(np.interp(src["t_s"], tt, x) - x_obs)
 
 
 def _crossing(x, y, limit):
@@ -503,16 +527,46 @@ def _climb_trial(ctx, kind, value, terrain, start_x, driver, t_end, speed, settl
             "status": run.status, "sim_time_s": float(run.prep.sim.state.t), "wall_time_s": run.wall_time_s,
             "max_x_m": float(mon.arr("x").max()) if mon.samples["x"] else None, "step_s": run.prep.sim.h}
     info["mode"] = None if passed else classify_failure(mon, ext, ctx.mass(), fall_depth=fall, z_start=z0)
+    info["limited_by"] = None if passed else LIMITED_BY.get(info["mode"])
+    # the mechanism: a failure over the classifier's window (its last 2 s), a pass over its whole climb
+    t_last = float(mon.samples["t"][-1]) if mon.samples["t"] else 0.0
+    info["mechanism"] = mechanism_summary(mon, ctx.mass(), window=2.0 if not passed else max(t_last - settle, 0.5))
+    info["mechanism_series"] = mechanism_series(mon, dt=0.05)
     t_settle = settle if settle > 0 else min(1.0, float(run.prep.sim.state.t))
     info.update(_fig55(ctx, run, max(0.0, t_settle - 0.5), t_settle))
     info["path"] = _path(mon)
-    run.summary = {k: v for k, v in info.items() if k != "path"}
+    run.summary = {k: v for k, v in info.items() if k not in ("path", "mechanism_series")}
     run.summary.update({"event": kind, "value": value})
     d = ctx.trial_dir(label or f"{value:.4f}")
     if d is not None:
         write_trial(run, d)
         info["folder"] = str(d.relative_to(ctx.out))
     return info
+
+
+_NOT_IN_TRIALS = ("path", "mechanism_series")  # kept for the last success and the first failure only
+
+
+def _mechanism(res, s, infos):
+    """The mechanism of a limit search's last success and first failure, and what limited it.
+
+    ``res["mechanism"] = {"last_success": {"value", "summary", "series"}, "first_failure": {...}}``
+    (:func:`~trackdyn.experiments.trials.mechanism_summary`, ``mechanism_series``) and
+    ``res["limited_by"]``: ``geometry``, ``track slip``, ``torque-limited`` or ``undetermined`` — the first
+    failure's, ``None`` when nothing failed.
+    """
+    out = {}
+    for key, t in (("last_success", s.last_success), ("first_failure", s.first_failure)):
+        info = infos.get(t.value) if t is not None else None
+        if info is None:
+            continue
+        out[key] = {"value": t.value, "passed": info["passed"], "mode": info.get("mode"),
+                    "limited_by": info.get("limited_by"), "summary": info.get("mechanism"),
+                    "series": info.get("mechanism_series")}
+    res["mechanism"] = out
+    ff = out.get("first_failure")
+    res["limited_by"] = ff["limited_by"] if ff else None
+    res["failure_mode"] = ff["mode"] if ff else None
 
 
 def _edge_start(ext, height, gap):
@@ -576,7 +630,7 @@ def step_climb_limit(vehicle="m113", *, search: str = "bisect", lo: float = 0.3,
         infos[height] = info
         ctx.say(f"  {'pass' if info['passed'] else 'FAIL (' + str(info['mode']) + ')'} "
                 f"[{info['stop_reason']}, {info['sim_time_s']:.1f} s sim, {info['wall_time_s']:.0f} s wall]")
-        return info["passed"], {k: v for k, v in info.items() if k != "path"}
+        return info["passed"], {k: v for k, v in info.items() if k not in _NOT_IN_TRIALS}
 
     s = limit_search(trial, **kw)
     x0 = min(_edge_start(ext, t.value, gap) for t in s.trials) + ext.rear_x - 0.5
@@ -584,6 +638,7 @@ def step_climb_limit(vehicle="m113", *, search: str = "bisect", lo: float = 0.3,
                        "trials": [t.to_dict() for t in s.trials], "bracket_m": list(s.bracket),
                        "search_status": s.status, "material": {"young": mat.young, "friction": mat.friction}})
     _paths(res, s, infos, "m", lambda v: T.Flat() + T.Step(v, x=0.0), x0, ext.length + 1.0)
+    _mechanism(res, s, infos)
     res.update(_first_trial_fig55(s))
     res["sprocket_height_m"] = ext.sprocket_height
     res["limit_over_sprocket_height"] = (s.limit / ext.sprocket_height) if s.limit is not None else None
@@ -666,7 +721,7 @@ def gap_crossing_limit(vehicle="m113", *, search: str = "bisect", lo: float = 1.
         infos[width] = info
         ctx.say(f"  {'pass' if info['passed'] else 'FAIL (' + str(info['mode']) + ')'} "
                 f"[{info['stop_reason']}, {info['sim_time_s']:.1f} s sim, {info['wall_time_s']:.0f} s wall]")
-        return info["passed"], {k: val for k, val in info.items() if k != "path"}
+        return info["passed"], {k: val for k, val in info.items() if k not in _NOT_IN_TRIALS}
 
     s = limit_search(trial, **kw)
     res = EventResult({"event": "gap-crossing", "limit_m": s.limit, "search": s.to_dict(),
@@ -674,6 +729,7 @@ def gap_crossing_limit(vehicle="m113", *, search: str = "bisect", lo: float = 1.
                        "search_status": s.status, "speed_mps": v})
     _paths(res, s, infos, "m", lambda w: T.Flat() + T.Gap(w, depth, x=0.0), -approach - ext.length - 0.5,
            max(t.value for t in s.trials) + 3.0)
+    _mechanism(res, s, infos)
     res.update(_first_trial_fig55(s))
     return ctx.finish(res)
 
@@ -745,7 +801,8 @@ def trapezoid(vehicle="m113", *, kinds=("barrier", "ditch"), height_in: float = 
                         f"[{info['sim_time_s']:.1f} s sim, {info['wall_time_s']:.0f} s wall]")
                 row = {"kind": kind, "top_length_in": top, "slope_deg": sl, "result": mark, "mode": info["mode"],
                        "stop_reason": info["stop_reason"], "sim_time_s": info["sim_time_s"],
-                       "wall_time_s": info["wall_time_s"], "max_x_m": info["max_x_m"], "extent_m": x_end}
+                       "wall_time_s": info["wall_time_s"], "max_x_m": info["max_x_m"], "extent_m": x_end,
+                       "limited_by": info["limited_by"], "mechanism": info["mechanism"]}
                 if "folder" in info:
                     row["folder"] = info["folder"]
                 table.append(row)
@@ -923,6 +980,9 @@ def event_figures(result) -> dict:
             figs["figure"] = plots.paths_xz({k: tuple(v) for k, v in result["paths"].items()},
                                             terrain=result.get("terrain_profile"),
                                             title=title + " — chassis centre of mass")
+        mech = mechanism_figure(result, what)
+        if mech is not None:
+            figs["mechanism"] = mech
         tr = result.get("trials", [])
         if tr:
             figs["trials"] = plots.pass_fail_vs_parameter([t["value"] for t in tr], [t["passed"] for t in tr],

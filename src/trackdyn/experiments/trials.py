@@ -42,7 +42,8 @@ from ..sim.run import prepare, run_metadata
 from .tensioning import Tensioning
 
 __all__ = ["TIMBER", "EVENT_RECORD", "VehicleExtent", "vehicle_extent", "Monitor", "TrialRun", "run_trial",
-           "classify_failure", "FAILURE_MODES", "moving_average", "G"]
+           "classify_failure", "FAILURE_MODES", "LIMITED_BY", "MECHANISM_KEYS", "slip_ratio", "mechanism_summary",
+           "mechanism_series", "peak_source", "moving_average", "G"]
 
 #: Step obstacle material of korner-2024 §4.2.2 (TOP 2-2-611 replaceable timbers): E 10 GPa, μ 0.8.
 TIMBER = Material("timber", young=1e10, poisson=0.3, restitution=0.1, friction=0.8)
@@ -51,7 +52,35 @@ TIMBER = Material("timber", young=1e10, poisson=0.3, restitution=0.1, friction=0
 EVENT_RECORD = ("chassis.*", "driver.*", "*.roadwheel[*].pos.*", "*.idler.pos.*", "*.sprocket.speed",
                 "*.sprocket.torque", "*.tensioner.*", "*.shoe[*].tension", "contact.count", "contact.penetration")
 
-FAILURE_MODES = ("nose-in", "high-centred", "track slip", "stalled", "fell in")
+FAILURE_MODES = ("nose-in", "high-centred", "track slip", "torque-limited", "stalled", "fell in")
+
+#: What limited a failed trial, by failure mode: the hull's or the gap's geometry, the track-ground
+#: friction (the tracks slip), the torque map (saturated, the sprockets stall), or not determined.
+LIMITED_BY = {"nose-in": "geometry", "high-centred": "geometry", "fell in": "geometry",
+              "track slip": "track slip", "torque-limited": "torque-limited", "stalled": "undetermined"}
+
+#: Monitor samples of the mechanism (per track: ``left_*``, ``right_*``).
+MECHANISM_KEYS = tuple(f"{side}_{k}" for side in ("left", "right")
+                       for k in ("track_v", "ground_v", "slip", "torque", "torque_limit")) + (
+    "wheel_loads", "wheel_load_sum", "throttle")
+
+#: Thresholds of :func:`classify_failure` (fractions, m/s).
+HULL_LOAD_FRACTION = 0.05   # hull contact force above this fraction of the chassis weight: geometry
+SLIP_LIMIT = 0.5            # mean slip ratio above this: the tracks slip (friction-limited)
+TRACK_STALL_SPEED = 0.1     # track speed below this (m/s): the sprockets stall
+TORQUE_SATURATION = 0.95    # sprocket torque at least this fraction of the map's limit: saturated
+
+
+def slip_ratio(track_v: float, ground_v: float, floor: float = 0.1) -> float:
+    """Longitudinal slip of a track: ``(v_track - v_ground) / max(|v_track|, |v_ground|, floor)``.
+
+    ``v_track`` is the sprocket's pitch-radius speed relative to the hull
+    (m/s), ``v_ground`` the hull's forward speed over the ground at the track.
+    1: the track runs, the vehicle stands (full slip); 0: rolling without
+    slip; negative: the track is slower than the ground (braking skid).
+    ``floor`` (m/s) keeps a standing vehicle with standing tracks at 0.
+    """
+    return float((track_v - ground_v) / max(abs(track_v), abs(ground_v), floor))
 
 
 # ---------------------------------------------------------------------------------------------- geometry
@@ -100,10 +129,30 @@ class Monitor:
         self.az_t = np.full(n_max if self.keep_az else 0, np.nan)
         self.n_az = 0
         self.samples = {k: [] for k in ("t", "x", "z", "pitch", "roll", "v", "wheel_x_max", "wheel_x_min",
-                                        "idler_x_min", "track_v", "hull_fn", "hull_x_v", "hull_z")}
+                                        "idler_x_min", "track_v", "hull_fn", "hull_x_v", "hull_z")
+                        + MECHANISM_KEYS}
         self.reason = None
         self.k = 0
         self.contact = prep.contact
+        # mechanism of a limit (docs/events.md, "Why a trial failed"): per track, its lateral position, the
+        # drivetrain's slot of its sprocket; the road wheels whose contact forces are their loads
+        self.side_names = [s.name for s in sides]
+        self.side_y = np.array([s.y for s in sides], float)
+        dt = getattr(prep, "drivetrain", None)
+        self.drivetrain = dt if dt is not None and hasattr(dt, "out") and hasattr(dt, "map_w") else None
+        self.dt_slot = (np.array([int(np.nonzero(dt.sprockets == b)[0][0]) if np.any(dt.sprockets == b) else -1
+                                  for b in self.sprockets], dtype=np.int64) if self.drivetrain is not None
+                        else np.full(len(self.sprockets), -1, dtype=np.int64))
+        self.wheel_names = [w for s in sides for w in s.wheels]
+        self._wheel_order = np.argsort(self.wheels)
+        self._wheel_sorted = self.wheels[self._wheel_order]
+        # per-step impact record (half-round): vertical acceleration of every road wheel and idler, and the
+        # hull contact force, so the event can say which impact made the driver-seat peak
+        self.impact_bodies = np.concatenate([self.wheels, self.idlers]) if self.keep_az else np.zeros(0, np.int64)
+        self.impact_names = ([n for n in self.wheel_names]
+                             + [s.idler for s in sides if s.idler in names]) if self.keep_az else []
+        self.impact_az = np.full((n_max if self.keep_az else 0, len(self.impact_bodies)), np.nan)
+        self.impact_hull = np.full(n_max if self.keep_az else 0, np.nan)
 
     def _driver_az(self, st) -> float:
         c = self.c
@@ -131,29 +180,103 @@ class Monitor:
         S["idler_x_min"].append(float(st.q[self.idlers, 0].min()) if len(self.idlers) else float("nan"))
         rel = st.v[self.sprockets, 4] - st.v[c, 4]
         S["track_v"].append(float(np.mean(rel)) * self.r_sprocket if len(rel) else 0.0)
+        ct = self._contacts()
         fn, xv, zw = 0.0, float("nan"), float("nan")
-        if self.contact is not None and hasattr(self.contact, "contacts"):
-            try:
-                ct = self.contact.contacts()
-            except ValueError:
-                ct = None
-            if ct is not None and len(ct["body_a"]):
-                hull = ((ct["body_a"] == c) & (ct["body_b"] < 0)) | ((ct["body_b"] == c) & (ct["body_a"] < 0))
-                if hull.any():
-                    f = ct["normal_force"][hull]
-                    fn = float(f.sum())
-                    p = (ct["point"][hull] * f[:, None]).sum(axis=0) / max(fn, 1e-12)
-                    pv = R.T @ (p - st.q[c, :3]) + self.com_v
-                    xv, zw = float(pv[0]), float(p[2])
+        loads = np.zeros(len(self.wheels))
+        if ct is not None:
+            fn, p = self._hull_force(ct)
+            if fn > 0.0:
+                pv = R.T @ (p - st.q[c, :3]) + self.com_v
+                xv, zw = float(pv[0]), float(p[2])
+            loads = self._wheel_loads(ct, R[:, 2])
         S["hull_fn"].append(fn)
         S["hull_x_v"].append(xv)
         S["hull_z"].append(zw)
+        self._sample_mechanism(st, R, loads)
+
+    # -- mechanism of a limit
+    def _contacts(self):
+        if self.contact is None or not hasattr(self.contact, "contacts"):
+            return None
+        try:
+            ct = self.contact.contacts()
+        except ValueError:
+            return None
+        return ct if len(ct["body_a"]) else None
+
+    def _hull_force(self, ct):
+        """Total normal force (N) of the chassis's contacts with the terrain and its centre of force (world)."""
+        c = self.c
+        hull = ((ct["body_a"] == c) & (ct["body_b"] < 0)) | ((ct["body_b"] == c) & (ct["body_a"] < 0))
+        if not hull.any():
+            return 0.0, None
+        f = ct["normal_force"][hull]
+        fn = float(f.sum())
+        return fn, (ct["point"][hull] * f[:, None]).sum(axis=0) / max(fn, 1e-12)
+
+    def _wheel_loads(self, ct, up):
+        """Load of each road wheel (N, ``self.wheels`` order): its net contact force along the hull's z axis ``up``.
+
+        Every contact of the wheel (the bottom strand's shoes it rolls on pushes it up; the upper strand
+        resting on it pushes it down; the guide horns push sideways and do not count) projected on the
+        hull's vertical: what the wheel carries towards its arm.
+        """
+        n = len(self.wheels)
+        if n == 0:
+            return np.zeros(0)
+        # the normal force pushes body_b along the normal and body_a against it
+        fz = ct["normal_force"] * (ct["normal"] @ up)
+        out = np.zeros(n)
+        for side, sign in (("body_a", -1.0), ("body_b", 1.0)):
+            b = ct[side]
+            pos = np.clip(np.searchsorted(self._wheel_sorted, b), 0, n - 1)
+            hit = self._wheel_sorted[pos] == b
+            np.add.at(out, self._wheel_order[pos[hit]], sign * fz[hit])
+        return out
+
+    def _sample_mechanism(self, st, R, loads) -> None:
+        """Per track: track speed, ground speed, slip ratio, sprocket torque and the map's limit at that speed."""
+        from ..powertrain import sprocket_torque
+
+        S = self.samples
+        c = self.c
+        v = S["v"][-1]
+        yaw_rate = float(st.v[c, 5])
+        dt = self.drivetrain
+        for side in ("left", "right"):
+            k = self.side_names.index(side) if side in self.side_names else -1
+            if k < 0 or k >= len(self.sprockets):
+                for key in ("track_v", "ground_v", "slip", "torque", "torque_limit"):
+                    S[f"{side}_{key}"].append(float("nan"))
+                continue
+            ws = float(st.v[self.sprockets[k], 4] - st.v[c, 4])
+            track_v = ws * self.r_sprocket
+            # the chassis's forward speed where this track runs (y of the track): v - r_z y
+            ground_v = v - yaw_rate * float(self.side_y[k])
+            S[f"{side}_track_v"].append(track_v)
+            S[f"{side}_ground_v"].append(ground_v)
+            S[f"{side}_slip"].append(slip_ratio(track_v, ground_v))
+            e = int(self.dt_slot[k])
+            if dt is not None and e >= 0:
+                S[f"{side}_torque"].append(float(dt.out[e, 0]))
+                lim, _ = sprocket_torque(float(dt.out[e, 1]), 1.0, 0.0, 0.0, dt.map_w, dt.map_t, dt.map_scale)
+                S[f"{side}_torque_limit"].append(float(lim))
+            else:
+                S[f"{side}_torque"].append(float("nan"))
+                S[f"{side}_torque_limit"].append(float("nan"))
+        S["wheel_loads"].append(np.asarray(loads, float).tolist())
+        S["wheel_load_sum"].append(float(np.sum(loads)))
+        S["throttle"].append(float(dt.inputs[0]) if dt is not None and hasattr(dt, "inputs") else float("nan"))
 
     def __call__(self, sim) -> bool:
         st = sim.state
         if self.keep_az and self.n_az < len(self.az):
             self.az[self.n_az] = self._driver_az(st)
             self.az_t[self.n_az] = st.t
+            if len(self.impact_bodies):
+                self.impact_az[self.n_az] = st.acc[self.impact_bodies, 2]
+            ct = self._contacts()
+            self.impact_hull[self.n_az] = self._hull_force(ct)[0] if ct is not None else 0.0
             self.n_az += 1
         self.k += 1
         stop = False
@@ -212,6 +335,112 @@ def moving_average(y, n: int) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------------- failure modes
+def _col(mon, key):
+    """A monitor column as an array, or ``None`` when the monitor has no such samples."""
+    v = mon.samples.get(key) if hasattr(mon, "samples") else None
+    if v is None or len(v) == 0:
+        return None
+    return np.asarray(v, float)
+
+
+def _track_cols(mon, what):
+    """``(n_samples, n_tracks)`` of a per-track column (``left_*``, ``right_*``), or ``None``."""
+    cols = [c for c in (_col(mon, f"{side}_{what}") for side in ("left", "right")) if c is not None]
+    return np.column_stack(cols) if cols else None
+
+
+def mechanism_summary(mon, mass: float, window: float = 2.0) -> dict:
+    """The mechanism figures of a trial over the monitor's last ``window`` seconds (means unless stated).
+
+    Keys: ``window_s``; per track (``left``, ``right``) ``slip`` (slip ratio,
+    :func:`slip_ratio`), ``track_speed_mps``, ``ground_speed_mps``,
+    ``torque_Nm`` and ``torque_limit_Nm`` (the torque map at that sprocket
+    speed, full throttle) and ``torque_fraction`` (their ratio);
+    ``hull_force_N`` (mean and ``hull_force_max_N``), ``hull_force_fraction``
+    (of the chassis weight), ``hull_x_m`` (vehicle-frame x of the hull's
+    centre of force, force-weighted; ``None`` without contact), ``hull_z_m``
+    (world z); ``wheel_loads_N`` (each road wheel's normal contact force,
+    the monitor's wheel order: left front to rear, then right),
+    ``wheel_load_fraction`` (their sum over the chassis weight); ``pitch_deg``
+    (mean), ``pitch_max_deg``; ``speed_mps`` (chassis forward speed);
+    ``throttle``.
+    """
+    t = _col(mon, "t")
+    if t is None:
+        return {"window_s": None}
+    w = t >= t[-1] - window
+    weight = mass * G
+
+    def mean(key):
+        c = _col(mon, key)
+        return float(np.nanmean(c[w])) if c is not None and np.isfinite(c[w]).any() else None
+
+    out = {"window_s": [float(t[w][0]), float(t[-1])], "speed_mps": mean("v"), "throttle": mean("throttle")}
+    for side in ("left", "right"):
+        d = {"slip": mean(f"{side}_slip"), "track_speed_mps": mean(f"{side}_track_v"),
+             "ground_speed_mps": mean(f"{side}_ground_v"), "torque_Nm": mean(f"{side}_torque"),
+             "torque_limit_Nm": mean(f"{side}_torque_limit")}
+        d["torque_fraction"] = (d["torque_Nm"] / d["torque_limit_Nm"]
+                                if d["torque_Nm"] is not None and d["torque_limit_Nm"] else None)
+        out[side] = d
+    fn = _col(mon, "hull_fn")
+    if fn is not None:
+        f = fn[w]
+        out["hull_force_N"] = float(f.mean())
+        out["hull_force_max_N"] = float(f.max())
+        out["hull_force_fraction"] = float(f.mean() / weight)
+        xv, zw = _col(mon, "hull_x_v"), _col(mon, "hull_z")
+        ok = f > 0
+        out["hull_x_m"] = float(np.sum(xv[w][ok] * f[ok]) / np.sum(f[ok])) if ok.any() and xv is not None else None
+        out["hull_z_m"] = float(np.sum(zw[w][ok] * f[ok]) / np.sum(f[ok])) if ok.any() and zw is not None else None
+    loads = mon.samples.get("wheel_loads") if hasattr(mon, "samples") else None
+    if loads:
+        L = np.asarray(loads, float)[w]
+        out["wheel_loads_N"] = [float(x) for x in L.mean(axis=0)]
+        out["wheel_load_fraction"] = float(L.sum(axis=1).mean() / weight)
+    p = _col(mon, "pitch")
+    if p is not None:
+        out["pitch_deg"] = float(np.degrees(p[w].mean()))
+        out["pitch_max_deg"] = float(np.degrees(p[w][np.argmax(np.abs(p[w]))]))
+    return out
+
+
+def mechanism_series(mon, dt: float = 0.05, keep: float | None = None) -> dict:
+    """Time series of the mechanism, resampled every ``dt`` s (the last ``keep`` s, or all).
+
+    ``{"t": [...], "pitch_deg", "speed_mps", "hull_force_N", "hull_x_m",
+    "left_slip", "right_slip", "left_torque_Nm", "left_torque_limit_Nm", ...,
+    "wheel_loads_N": [[per wheel] per sample]}`` — what the mechanism figure
+    (:mod:`trackdyn.viz.mechanism`) draws for the last success and the first
+    failure of a limit search.
+    """
+    t = _col(mon, "t")
+    if t is None:
+        return {"t": []}
+    t0 = t[0] if keep is None else max(t[0], t[-1] - keep)
+    k = np.unique(np.searchsorted(t, np.arange(t0, t[-1] + 1e-9, dt)).clip(0, len(t) - 1))
+
+    def col(key, scale=1.0, nd=4):
+        c = _col(mon, key)
+        return None if c is None else [None if not np.isfinite(x) else round(float(x) * scale, nd) for x in c[k]]
+
+    out = {"t": [round(float(x), 4) for x in t[k]], "pitch_deg": col("pitch", 180.0 / math.pi, 3),
+           "speed_mps": col("v"), "hull_force_N": col("hull_fn", 1.0, 1), "hull_x_m": col("hull_x_v")}
+    for side in ("left", "right"):
+        out[f"{side}_slip"] = col(f"{side}_slip")
+        out[f"{side}_track_speed_mps"] = col(f"{side}_track_v")
+        out[f"{side}_torque_Nm"] = col(f"{side}_torque", 1.0, 1)
+        out[f"{side}_torque_limit_Nm"] = col(f"{side}_torque_limit", 1.0, 1)
+    loads = mon.samples.get("wheel_loads")
+    if loads:
+        L = np.asarray(loads, float)[k]
+        out["wheel_loads_N"] = np.round(L, 1).tolist()
+    names = getattr(mon, "wheel_names", None)
+    if names:
+        out["wheel_names"] = list(names)
+    return out
+
+
 def classify_failure(mon: Monitor, extent: VehicleExtent, mass: float, window: float = 2.0,
                      fall_depth: float | None = None, z_start: float | None = None) -> str:
     """Failure mode of a failed trial from the monitor's last ``window`` seconds.
@@ -225,10 +454,20 @@ def classify_failure(mon: Monitor, extent: VehicleExtent, mass: float, window: f
       more than 5 % of the vehicle's weight on average;
     - ``"high-centred"``: the hull rests on the obstacle further back (the
       belly on an edge), more than 5 % of the weight;
-    - ``"track slip"``: the tracks run (mean track speed above 0.1 m/s) at
-      more than twice the chassis's forward speed;
-    - ``"stalled"``: otherwise — the sprockets do not turn (the torque cannot
-      lift the vehicle) or the vehicle is wedged.
+    - ``"track slip"`` (friction-limited): the tracks run (mean track speed
+      above 0.1 m/s) and slip: the mean slip ratio of the tracks
+      (:func:`slip_ratio`, per track from the sprocket's pitch-radius speed
+      and the hull's ground speed) is above 0.5 — without per-track samples,
+      the mean track speed is more than twice the chassis's forward speed;
+    - ``"torque-limited"``: the sprockets stall (track speed below 0.1 m/s)
+      with the drive torque at the torque map's limit for that speed (at
+      least 95 %: the map is saturated, the torque cannot lift the vehicle);
+    - ``"stalled"``: otherwise (the tracks stand but the torque is below the
+      map's limit — the driver does not ask for it — or no torque was
+      recorded).
+
+    :data:`LIMITED_BY` maps the mode to what limited the trial (``geometry``,
+    ``track slip``, ``torque-limited``); :func:`mechanism_summary` gives the figures.
     """
     t = mon.arr("t")
     if len(t) == 0:
@@ -238,17 +477,61 @@ def classify_failure(mon: Monitor, extent: VehicleExtent, mass: float, window: f
         return "fell in"
     fn = mon.arr("hull_fn")[w]
     weight = mass * G
-    if fn.mean() > 0.05 * weight:
+    if fn.mean() > HULL_LOAD_FRACTION * weight:
         xv = mon.arr("hull_x_v")[w]
         ok = fn > 0
         x_mean = float(np.sum(xv[ok] * fn[ok]) / np.sum(fn[ok]))
         nose = extent.hull_front_x - 0.2 * (extent.hull_front_x - extent.hull_rear_x)
         return "nose-in" if x_mean >= nose else "high-centred"
-    tv = np.abs(mon.arr("track_v")[w]).mean()
-    v = np.abs(mon.arr("v")[w]).mean()
-    if tv > 0.1 and v < 0.5 * tv:
-        return "track slip"
+    track_v = _track_cols(mon, "track_v")
+    slip = _track_cols(mon, "slip")
+    if track_v is not None and slip is not None and np.isfinite(track_v[w]).any() and np.isfinite(slip[w]).any():
+        tv = float(np.nanmean(np.abs(track_v[w])))
+        if tv > TRACK_STALL_SPEED and float(np.nanmean(slip[w])) > SLIP_LIMIT:
+            return "track slip"
+    else:
+        tv = np.abs(mon.arr("track_v")[w]).mean()
+        v = np.abs(mon.arr("v")[w]).mean()
+        if tv > TRACK_STALL_SPEED and v < 0.5 * tv:
+            return "track slip"
+    torque, limit = _track_cols(mon, "torque"), _track_cols(mon, "torque_limit")
+    if tv <= TRACK_STALL_SPEED and torque is not None and limit is not None:
+        ok = np.isfinite(torque[w]) & np.isfinite(limit[w]) & (limit[w] > 0)
+        if ok.any() and float(np.mean(torque[w][ok] / limit[w][ok])) >= TORQUE_SATURATION:
+            return "torque-limited"
     return "stalled"
+
+
+def peak_source(mon: Monitor, t_peak: float, window: float = 0.005) -> dict | None:
+    """Which impact makes the driver-seat peak at ``t_peak``: the road wheel, idler or hull hit hardest.
+
+    Within ``window`` s of the peak, the body among the road wheels and
+    idlers with the largest vertical acceleration |a_z| (world, per step) is
+    the impact; the hull is the source instead when its contact force with
+    the terrain in the window exceeds the weight of the chassis. Returns
+    ``{"source", "t_s" (time of that body's largest |a_z|), "accel_g",
+    "hull_force_N" (largest in the window), "candidates": {name: |a_z| g}}``
+    (the three largest), or ``None`` without per-step records.
+    """
+    n = mon.n_az
+    if n == 0 or t_peak is None or not len(mon.impact_bodies):
+        return None
+    t = mon.az_t[:n]
+    w = np.abs(t - t_peak) <= window + 1e-12
+    if not w.any():
+        return None
+    A = np.abs(mon.impact_az[:n][w])
+    best = np.nanmax(A, axis=0)
+    order = np.argsort(-np.nan_to_num(best, nan=-1.0))
+    k = int(order[0])
+    i = int(np.nanargmax(A[:, k]))
+    hull = float(np.nanmax(mon.impact_hull[:n][w])) if np.isfinite(mon.impact_hull[:n][w]).any() else 0.0
+    weight = float(mon.prep.spec.chassis.mass) * G
+    src = "hull" if hull > weight else mon.impact_names[k]
+    return {"source": src, "t_s": float(t[w][i]) if src != "hull" else
+            float(t[w][int(np.nanargmax(mon.impact_hull[:n][w]))]),
+            "accel_g": float(best[k] / G), "hull_force_N": hull,
+            "candidates": {mon.impact_names[j]: float(best[j] / G) for j in order[:3] if np.isfinite(best[j])}}
 
 
 # ---------------------------------------------------------------------------------------------- running
