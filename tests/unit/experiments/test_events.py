@@ -82,10 +82,40 @@ def test_step_climb_limit_and_failure_mode(step):
     assert 5e3 < res["itt_N"] < 1.2e4
 
 
+def test_every_step_trial_records_its_mechanism(step):
+    out, res = step
+    ok, bad = res["trials"]
+    for t in res["trials"]:
+        m = t["mechanism"]
+        for side in ("left", "right"):
+            assert set(m[side]) >= {"slip", "track_speed_mps", "ground_speed_mps", "torque_Nm", "torque_limit_Nm",
+                                    "torque_fraction"}
+        assert set(m) >= {"hull_force_N", "hull_x_m", "wheel_loads_N", "wheel_load_fraction", "pitch_deg"}
+        assert len(m["wheel_loads_N"]) == 10
+    # the 10 cm pass: full throttle, so the torque is the map's at the sprocket's speed; no hull contact
+    assert ok["mechanism"]["left"]["torque_fraction"] == pytest.approx(1.0, abs=1e-6)
+    assert ok["mechanism"]["hull_force_N"] == 0.0 and ok["limited_by"] is None
+    # the 1.2 m wall: the hull's nose (x 0 .. 0.3 m) takes the push: geometry limited the climb
+    assert bad["limited_by"] == "geometry" and res["limited_by"] == "geometry"
+    assert bad["mechanism"]["hull_force_fraction"] > 0.05 and bad["mechanism"]["hull_x_m"] > 0.0
+    # at rest under the brakes every road wheel carries load; the sum exceeds the weight of the chassis, arms
+    # and wheels by the track tension's pull where the track wraps under the end wheels towards sprocket/idler
+    s = res["mechanism"]["last_success"]["series"]
+    t = np.asarray(s["t"])
+    L = np.asarray(s["wheel_loads_N"])[(t >= 0.2) & (t <= 0.3)]
+    spec = td.vehicles.get("m113")
+    sus = spec.suspension
+    weight = (spec.chassis.mass + 10 * (sus.arm_mass + sus.wheel_mass)) * G
+    assert (L > 0).all() and weight < L.sum(axis=1).mean() < weight + 4 * 1e4
+    assert set(res["mechanism"]) == {"last_success", "first_failure"}
+    assert res["mechanism"]["first_failure"]["mode"] == "nose-in"
+
+
 def test_step_event_result_is_json_and_redraws(step):
     out, res = step
     again = E.EventResult.load(out)
-    assert set(again.figures()) == {"figure", "trials"}
+    assert set(again.figures()) == {"figure", "trials", "mechanism"}
+    assert (out / "mechanism.png").stat().st_size > 1000
     json.loads(res.to_json())
 
 
@@ -116,6 +146,12 @@ def test_half_round_peak_is_the_per_step_driver_acceleration(half):
     assert res["peaks_filtered"][0][1] <= peak  # a moving average lowers the peak
     assert res["limiting_speed_mps"] is None and res["limit_status"] == "above-range"
     _complete_event_folder(out, res)
+    # the impact that makes the peak: a road wheel or idler hit within 5 ms of it (or the hull)
+    src = run["peak_source"]
+    assert src["source"] == "hull" or src["source"].split(".")[1].startswith(("roadwheel", "idler"))
+    assert abs(src["t_s"] - run["t_peak_s"]) <= 0.005 + 1e-9
+    assert src["accel_g"] == max(src["candidates"].values())
+    assert res["peak_sources"] == [[4.0, src["source"], src["t_s"]]]
 
 
 def test_monitor_acceleration_equals_the_recorded_marker(half):

@@ -96,3 +96,58 @@ def test_geometry_offsets_give_a_closed_loop_of_whole_shoes(dx, dz):
     n0 = vehicle_geometry(base).tracks["left"].n_shoes
     assert abs(t.n_shoes - n0) <= int(np.ceil((abs(dx) + abs(dz)) * 2 / spec.shoes.pitch)) + 1
     assert vehicle_extent(spec).n_shoes == t.n_shoes
+
+
+# ---------------------------------------------------------------------------------------------- mechanism
+from trackdyn.experiments.trials import LIMITED_BY, G, mechanism_summary, slip_ratio  # noqa: E402
+
+T_MAX = 9519.0  # N m, korner-2024 Table 3.10 at a standing sprocket
+
+
+def _history(track_v, ground_v, torque, limit=T_MAX, **cols):
+    """A monitor history of the last 2 s with per-track columns, as the Monitor samples them."""
+    slip = slip_ratio(track_v, ground_v)
+    per_track = {}
+    for side in ("left", "right"):
+        per_track.update({f"{side}_track_v": track_v, f"{side}_ground_v": ground_v, f"{side}_slip": slip,
+                          f"{side}_torque": torque, f"{side}_torque_limit": limit})
+    return _Samples(track_v=track_v, v=ground_v, **per_track, **cols)
+
+
+def test_slip_ratio_of_a_track():
+    assert slip_ratio(1.5, 0.0) == 1.0              # the track runs, the hull stands
+    assert slip_ratio(2.0, 2.0) == 0.0              # rolling without slip
+    assert slip_ratio(2.0, 1.0) == pytest.approx(0.5)
+    assert slip_ratio(1.0, 2.0) == pytest.approx(-0.5)  # the track slower than the ground: a skid
+    assert slip_ratio(0.0, 0.0) == 0.0              # a standing vehicle with standing tracks
+
+
+def test_slip_limited_history_is_track_slip():
+    # full throttle (the torque at the map's limit at the track's 1.5 m/s), tracks running, hull standing
+    mon = _history(track_v=1.5, ground_v=0.05, torque=8000.0, limit=8000.0)
+    mode = classify_failure(mon, EXT, M)
+    assert mode == "track slip" and LIMITED_BY[mode] == "track slip"
+    s = mechanism_summary(mon, M)
+    assert s["left"]["slip"] == pytest.approx(1.45 / 1.5) and s["left"]["torque_fraction"] == pytest.approx(1.0)
+
+
+def test_stalled_sprockets_at_the_map_limit_are_torque_limited():
+    mon = _history(track_v=0.02, ground_v=0.0, torque=T_MAX)
+    mode = classify_failure(mon, EXT, M)
+    assert mode == "torque-limited" and LIMITED_BY[mode] == "torque-limited"
+
+
+def test_stalled_sprockets_below_the_map_limit_are_not_torque_limited():
+    # the driver does not ask for the torque the map could give: the limit is not the powertrain's
+    assert classify_failure(_history(track_v=0.02, ground_v=0.0, torque=0.3 * T_MAX), EXT, M) == "stalled"
+
+
+@pytest.mark.parametrize("x_hull, mode", [(0.2, "nose-in"), (-2.0, "high-centred")])
+def test_hull_contact_history_is_geometry_even_with_slipping_tracks(x_hull, mode):
+    # the hull carries 20 kN (26 % of the chassis weight): the hull's geometry limits, not the tracks
+    mon = _history(track_v=1.5, ground_v=0.05, torque=8000.0, limit=8000.0, hull_fn=20e3, hull_x_v=x_hull)
+    got = classify_failure(mon, EXT, M)
+    assert got == mode and LIMITED_BY[got] == "geometry"
+    s = mechanism_summary(mon, M)
+    assert s["hull_force_N"] == pytest.approx(20e3) and s["hull_x_m"] == pytest.approx(x_hull)
+    assert s["hull_force_fraction"] == pytest.approx(20e3 / (M * G))
