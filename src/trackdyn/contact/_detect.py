@@ -42,6 +42,7 @@ S_CYLINDER = np.int64(2)
 S_CAPSULE = np.int64(3)
 S_SEGMENT = np.int64(4)
 S_SPROCKET = np.int64(5)
+S_POLY = np.int64(6)
 GROUND = np.int64(-1)
 CONVEX = np.int64(1)
 CONCAVE = np.int64(-1)
@@ -181,10 +182,11 @@ def _key1(tid, feat):
 
 # --------------------------------------------------------------------------- shape poses and boxes
 @jit
-def shape_poses(s_type, s_body, s_pos, s_rot, s_rid, s_par, pos, R, margin, sw_c, sw_R, bb_min, bb_max):
+def shape_poses(s_type, s_body, s_pos, s_rot, s_rid, s_par, pos, R, margin, sw_c, sw_R, bb_min, bb_max, pv):
     """World centre and rotation of every shape and its axis-aligned bounding box (+ margin).
 
     ``s_rid``: the shape's rotation in its body is the identity (most are), its world rotation the body's.
+    ``pv``: the vertices of the polyhedra (their boxes are those of their vertices).
     """
     for s in range(s_body.shape[0]):
         b = s_body[s]
@@ -203,6 +205,18 @@ def shape_poses(s_type, s_body, s_pos, s_rot, s_rid, s_par, pos, R, margin, sw_c
                         acc += R[b, i, k] * s_rot[s, k, j]
                     sw_R[s, i, j] = acc
         t = s_type[s]
+        if t == S_POLY:
+            v0 = int(s_par[s, 0])
+            for i in range(3):
+                lo = 0.0
+                hi = 0.0
+                for k in range(v0, v0 + int(s_par[s, 1])):
+                    x = sw_R[s, i, 0] * pv[k, 0] + sw_R[s, i, 1] * pv[k, 1] + sw_R[s, i, 2] * pv[k, 2]
+                    lo = min(lo, x)
+                    hi = max(hi, x)
+                bb_min[s, i] = c[i] + lo - margin
+                bb_max[s, i] = c[i] + hi + margin
+            continue
         for i in range(3):
             hh = _support(t, s_par, s, sw_R[s, i, 0], sw_R[s, i, 1], sw_R[s, i, 2])
             bb_min[s, i] = c[i] - hh - margin
@@ -223,6 +237,8 @@ def _support(t, s_par, s, a0, a1, a2):
         return r * math.sqrt(max(0.0, 1.0 - a1 * a1)) + hw * abs(a1)
     if t == S_CAPSULE:
         return s_par[s, 0] + s_par[s, 1] * abs(a1)
+    if t == S_POLY:
+        return s_par[s, 4]  # its bounding radius: an upper bound (shape_poses boxes it by its vertices)
     return s_par[s, 0] * abs(a0) + s_par[s, 1] * abs(a1)
 
 
@@ -1185,6 +1201,120 @@ def _box_solid_mesh(rec, n, s, b, s_pos, s_rot, s_par, sw_c, sw_R, mV, mF, mFN, 
     return n
 
 
+# --------------------------------------------------------------------------- convex polyhedra vs terrain
+POLY_LINE_KEY = 4096  # key features of a polyhedron: vertices 0.., terrain lines 4096 + 2 face + station
+
+
+@jit
+def _poly_line(rec, n, s, b, s_pos, s_rot, s_par, sw_c, sw_R, pf, f0, nf, a_w, de, tlo, thi, r, c1, c2, pair, dflt,
+               k1, pidx):
+    """A terrain line (point a_w, unit direction de, parameter in [tlo, thi]; radius r: a half-round's axis)
+    against the faces of convex polyhedron s.
+
+    As a box's edge contact (``_box_solid_profile``): the line is cut by two station planes fixed in the
+    polyhedron, normal to its axis j closest to the line, at the Gauss points ``±half_j/√3`` of its extent;
+    a station inside the polyhedron grown by r (its face planes pushed out by r) is pushed out through the
+    face that is shallowest at the stations' middle, if that push ``-n_f`` lies in the line's normal cone
+    (``c1 . push >= 0`` and ``c2 . push >= 0``; else the polyhedron's vertices in the terrain carry it).
+    """
+    cb = _r3(sw_c, s)
+    j = 0
+    best = -1.0
+    for i in range(3):
+        aa = abs(vdot(_col3(sw_R, s, i), de))
+        if aa > best:
+            best = aa
+            j = i
+    el = _m3t(sw_R, s, de)
+    al = _m3t(sw_R, s, vsub(a_w, cb))
+    st0 = -s_par[s, 5 + j] * INV_SQRT3
+    t0_ = (st0 - al[j]) / el[j]
+    t1_ = (-st0 - al[j]) / el[j]
+    ls0 = vadd(al, vscale(t0_, el))
+    ls1 = vadd(al, vscale(t1_, el))
+    m = vscale(0.5, vadd(ls0, ls1))
+    best = -1e300
+    fb = -1
+    for f in range(f0, f0 + nf):
+        sd = pf[f, 0] * m[0] + pf[f, 1] * m[1] + pf[f, 2] * m[2] - pf[f, 3] - r
+        if sd > best:
+            best = sd
+            fb = f
+    nrm = (pf[fb, 0], pf[fb, 1], pf[fb, 2])
+    push = vscale(-1.0, _m3(sw_R, s, nrm))
+    if vdot(c1, push) < -1e-12 or vdot(c2, push) < -1e-12:
+        return n
+    sn_b = _dir_body(s_rot, s, _e(j))
+    tb = _to_body(s_pos, s_rot, s, vscale(pf[fb, 3], nrm))
+    te = _dir_body(s_rot, s, nrm)
+    for k in range(2):
+        lk = ls0 if k == 0 else ls1
+        tk = t0_ if k == 0 else t1_
+        if tk < tlo or tk > thi:
+            continue
+        inside = True
+        for f in range(f0, f0 + nf):
+            if pf[f, 0] * lk[0] + pf[f, 1] * lk[1] + pf[f, 2] * lk[2] - pf[f, 3] - r >= 0.0:
+                inside = False
+                break
+        if not inside:
+            continue
+        st = (-1.0 if k == 0 else 1.0) * s_par[s, 5 + j] * INV_SQRT3
+        n = _emit(rec, n, K_PN, PM_LINE, GROUND, b, a_w, de, _to_body(s_pos, s_rot, s, vscale(st, _e(j))), sn_b,
+                  tb, te, r, 0.0, CONVEX, pair, _reff(r, 0.0, dflt), 0.5, 0.0, W_POINT,
+                  _key0(s, POLY_LINE_KEY + 2 * (fb - f0) + k), k1, pidx)
+    return n
+
+
+@jit
+def _poly_solid_profile(rec, n, s, b, s_pos, s_rot, s_par, sw_c, sw_R, pf, O, u, w3, p0, pcount, ptype, pa, pn,
+                        psmin, psmax_cum, pmat, mat_pair_row, tid, dflt, pidx, s_lo, s_hi):
+    """Convex profile edges and half-round tops (lines along the profile's lateral w3) against polyhedron s."""
+    f0 = int(s_par[s, 2])
+    nf = int(s_par[s, 3])
+    i = _profile_range(psmax_cum, p0, pcount, s_lo)
+    while i < p0 + pcount and psmin[i] <= s_hi:
+        t = ptype[i]
+        if t == PRIM_SEG:
+            i += 1
+            continue
+        r = pa[i, 2] if t == PRIM_ARC else 0.0
+        # the normal cone of the primitive, between its two normals (pn[i, 0:2] and pn[i, 2:4], (s, z))
+        c1 = (-pn[i, 3] * u[0], -pn[i, 3] * u[1], pn[i, 2])
+        c2 = (pn[i, 1] * u[0], pn[i, 1] * u[1], -pn[i, 0])
+        n = _poly_line(rec, n, s, b, s_pos, s_rot, s_par, sw_c, sw_R, pf, f0, nf,
+                       _prof_point(O, u, pa[i, 0], pa[i, 1]), w3, -1e300, 1e300, r, c1, c2, mat_pair_row[pmat[i]],
+                       dflt, _key1(tid, i), pidx)
+        i += 1
+    return n
+
+
+@jit
+def _poly_solid_mesh(rec, n, s, b, s_pos, s_rot, s_par, sw_c, sw_R, pf, mV, mF, mFN, mFE, mE, mEF, mEC, cand, nc,
+                     pair, tid, dflt, pidx):
+    """Convex mesh edges crossing polyhedron s, each by the first of its two faces."""
+    f0 = int(s_par[s, 2])
+    nf = int(s_par[s, 3])
+    for ci in range(nc):
+        f = cand[ci]
+        for k3 in range(3):
+            e = mFE[f, k3]
+            if mEF[e, 0] != f or not mEC[e] or mEF[e, 1] < 0:
+                continue
+            p0 = _r3(mV, mE[e, 0])
+            de = vsub(_r3(mV, mE[e, 1]), p0)
+            Le = vnorm(de)
+            de = vscale(1.0 / Le, de)
+            n1 = _r3(mFN, mEF[e, 0])
+            n2 = _r3(mFN, mEF[e, 1])
+            sgn = 1.0 if vdot(vcross(n1, n2), de) > 0 else -1.0
+            c1 = vscale(sgn, vcross(de, n1))
+            c2 = vscale(sgn, vcross(n2, de))
+            n = _poly_line(rec, n, s, b, s_pos, s_rot, s_par, sw_c, sw_R, pf, f0, nf, p0, de, 0.0, Le, 0.0, c1, c2,
+                           pair, dflt, _key1(tid, f * 8 + 1 + k3), pidx)
+    return n
+
+
 # =========================================================================== driver
 @jit
 def _winkler_face(sw_R, s, hb, nrm):
@@ -1214,7 +1344,7 @@ def detect(rec, shp, sc, flt, ter, pos, R, margin, dflt, max_pen, wgrid):
     """
     ns = shp.s_type.shape[0]
     shape_poses(shp.s_type, shp.s_body, shp.s_pos, shp.s_rot, shp.s_rid, shp.s_par, pos, R, margin, sc.sw_c,
-                sc.sw_R, sc.bb_min, sc.bb_max)
+                sc.sw_R, sc.bb_min, sc.bb_max, shp.pv)
     sw_c = sc.sw_c
     sw_R = sc.sw_R
     s_pos = shp.s_pos
@@ -1366,6 +1496,55 @@ def detect(rec, shp, sc, flt, ter, pos, R, margin, dflt, max_pen, wgrid):
                     elif kind == 2:
                         n = _box_solid_mesh(rec, n, s, b, s_pos, s_rot, s_par, sw_c, sw_R, ter.mV, ter.mF, ter.mFN,
                                             ter.mFE, ter.mE, ter.mEF, ter.mEC, cand, nc, pair0, tid, dflt, pidx)
+            elif t == S_POLY:
+                f0 = int(s_par[s, 2])
+                nfc = int(s_par[s, 3])
+                if wk:
+                    # Winkler probes of the face turned most against the ground's normal
+                    fw = f0
+                    lowest_dot = 2.0
+                    for f in range(f0, f0 + nfc):
+                        dd = vdot(_m3(sw_R, s, (shp.pf[f, 0], shp.pf[f, 1], shp.pf[f, 2])), nrm_t)
+                        if dd < lowest_dot:
+                            lowest_dot = dd
+                            fw = f
+                    q0 = int(shp.pf[fw, 4])
+                    npr = int(shp.pf[fw, 5])
+                    ar = shp.pf[fw, 6]
+                else:
+                    q0 = int(s_par[s, 0])
+                    npr = int(s_par[s, 1])
+                    ar = 0.0
+                for kp in range(npr):
+                    if wk:
+                        cl = _r3(shp.pw, q0 + kp)
+                        k0 = _key0(s, 2 * POLY_LINE_KEY + kp)
+                    else:
+                        cl = _r3(shp.pv, q0 + kp)
+                        k0 = _key0(s, kp)
+                    cp = vadd(c_w, _m3(sw_R, s, cl))
+                    pb = _to_body(s_pos, s_rot, s, cl)
+                    if kind == 0:
+                        n = _point_plane(rec, n, cp, 0.0, b, pb, nrm_t, _r3(ter.pl_p, k), pair0, dflt, 1.0, ar,
+                                         W_POINT, k0, _key1(tid, np.int64(0)), pidx, max_pen)
+                    elif kind == 1:
+                        n = _point_profile(rec, n, cp, b, pb, _r3(ter.pr_O, k), _r3(ter.pr_u, k), _r3(ter.pr_w, k),
+                                           ter.pr_start[k], ter.pr_count[k], ter.ptype, ter.pa, ter.pn, ter.psmin,
+                                           ter.psmax_cum, ter.pmat, row, tid, k0, 1.0, ar, W_POINT, dflt, pidx,
+                                           max_pen)
+                    else:
+                        n = _point_mesh(rec, n, cp, b, pb, ter.mV, ter.mF, ter.mFN, cand, nc, pair0, tid, k0, 1.0, ar,
+                                        W_POINT, dflt, pidx, max_pen)
+                if not wk:
+                    if kind == 1:
+                        n = _poly_solid_profile(rec, n, s, b, s_pos, s_rot, s_par, sw_c, sw_R, shp.pf,
+                                                _r3(ter.pr_O, k), _r3(ter.pr_u, k), _r3(ter.pr_w, k),
+                                                ter.pr_start[k], ter.pr_count[k], ter.ptype, ter.pa, ter.pn,
+                                                ter.psmin, ter.psmax_cum, ter.pmat, row, tid, dflt, pidx, s_lo, s_hi)
+                    elif kind == 2:
+                        n = _poly_solid_mesh(rec, n, s, b, s_pos, s_rot, s_par, sw_c, sw_R, shp.pf, ter.mV, ter.mF,
+                                             ter.mFN, ter.mFE, ter.mE, ter.mEF, ter.mEC, cand, nc, pair0, tid, dflt,
+                                             pidx)
     # ------------------------------------------------------------- shape pairs
     # sweep and prune of the bodies' boxes along x (bodies that may touch at all), then their shapes
     nbl = shp.b_list.shape[0]

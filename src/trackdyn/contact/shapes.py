@@ -8,6 +8,10 @@ axis) or ``quat`` (scalar first) for boxes. What each shape does in contact:
 - :class:`Sphere`: exact against everything.
 - :class:`Box`: its 8 corners against faces and terrain; terrain edges and
   half-round tops against its faces (shoe pads, hull).
+- :class:`ConvexPolyhedron`: a convex solid given by its vertices (the faces
+  are their convex hull): against the terrain only, like a box -- its
+  vertices inside the terrain solid, and terrain edges and half-round tops
+  against its face planes (a vehicle's hull).
 - :class:`Cylinder`: a wheel of ``width``, sampled by ``slices`` discs at
   Gauss points across the width (each carries its share of the force); rims
   against faces and terrain, its flat sides against box corners (guides).
@@ -28,8 +32,9 @@ import numpy as np
 
 from ..math.quaternion import quat_to_matrix
 
-__all__ = ["Shape", "Sphere", "Box", "Cylinder", "Capsule", "PointCircle", "Segment", "Sprocket",
-           "S_SPHERE", "S_BOX", "S_CYLINDER", "S_CAPSULE", "S_SEGMENT", "S_SPROCKET"]
+__all__ = ["Shape", "Sphere", "Box", "ConvexPolyhedron", "Cylinder", "Capsule", "PointCircle", "Segment",
+           "Sprocket", "S_SPHERE", "S_BOX", "S_CYLINDER", "S_CAPSULE", "S_SEGMENT", "S_SPROCKET", "S_POLY",
+           "convex_faces"]
 
 S_SPHERE = 0
 S_BOX = 1
@@ -37,7 +42,9 @@ S_CYLINDER = 2
 S_CAPSULE = 3
 S_SEGMENT = 4
 S_SPROCKET = 5
-TYPE_NAMES = ("sphere", "box", "cylinder", "capsule", "segment", "sprocket")
+S_POLY = 6
+TYPE_NAMES = ("sphere", "box", "cylinder", "capsule", "segment", "sprocket", "polyhedron")
+N_SHAPE_TYPES = len(TYPE_NAMES)
 N_SHAPE_PAR = 8
 
 
@@ -137,6 +144,121 @@ class Box(Shape):
 
     def bounding_radius(self):
         return float(np.linalg.norm(self.half))
+
+
+def convex_faces(vertices, what: str = "ConvexPolyhedron"):
+    """Faces of the convex hull of ``vertices`` (n, 3), coplanar hull triangles merged.
+
+    Returns ``(normals (F, 3), offsets (F,), polygons)``: the solid is ``normals @ x <= offsets``, and
+    ``polygons[f]`` lists the vertex indices of face f counter-clockwise seen from outside. Raises
+    ``ValueError`` naming the reason when the points do not span a closed convex solid (fewer than 4,
+    not finite, coincident, flat) or when a vertex lies inside the hull (the shape they describe is not
+    convex, or the vertex is superfluous).
+    """
+    from scipy.spatial import ConvexHull, QhullError
+
+    V = np.asarray(vertices, float)
+    if V.ndim != 2 or V.shape[1] != 3 or len(V) < 4:
+        raise ValueError(f"{what}: need at least 4 vertices (x, y, z), got shape {V.shape}")
+    if not np.all(np.isfinite(V)):
+        raise ValueError(f"{what}: vertices must be finite")
+    size = float(np.ptp(V, axis=0).max())
+    tol = 1e-9 * max(size, 1e-300)
+    for i in range(len(V)):
+        d = np.linalg.norm(V[i + 1:] - V[i], axis=1)
+        if len(d) and d.min() <= tol:
+            j = i + 1 + int(np.argmin(d))
+            raise ValueError(f"{what}: vertices {i} and {j} coincide at {V[i].tolist()}")
+    try:
+        hull = ConvexHull(V)
+    except QhullError:
+        raise ValueError(f"{what}: the vertices are flat (coplanar or collinear): no closed solid") from None
+    if hull.volume <= 1e-9 * size ** 3:
+        raise ValueError(f"{what}: the vertices enclose no volume ({hull.volume:.3g} m^3)")
+    # merge coplanar hull triangles into faces
+    normals, offsets, members = [], [], []
+    for eq, simplex in zip(hull.equations, hull.simplices):
+        n, off = eq[:3], -eq[3]
+        for k in range(len(normals)):
+            if np.dot(normals[k], n) > 1.0 - 1e-10 and abs(offsets[k] - off) <= tol:
+                members[k].update(simplex.tolist())
+                break
+        else:
+            normals.append(n / np.linalg.norm(n))
+            offsets.append(off)
+            members.append(set(simplex.tolist()))
+    N = np.array(normals)
+    D = np.array(offsets)
+    # every vertex on the boundary: on at least one face plane
+    depth = (N @ V.T - D[:, None]).max(axis=0)
+    inner = np.nonzero(depth < -tol)[0]
+    if len(inner):
+        k = int(inner[0])
+        raise ValueError(f"{what}: vertex {k} {V[k].tolist()} lies {-depth[k]:.4g} m inside the convex hull of the "
+                         f"others: the shape is not convex (split it into convex parts)")
+    polygons = []
+    for n, idx in zip(N, members):
+        idx = sorted(idx)
+        P = V[idx]
+        c = P.mean(axis=0)
+        e1 = P[0] - c
+        e1 /= np.linalg.norm(e1)
+        e2 = np.cross(n, e1)
+        ang = np.arctan2((P - c) @ e2, (P - c) @ e1)
+        polygons.append(np.array(idx, np.int64)[np.argsort(ang)])
+    return N, D, polygons
+
+
+class ConvexPolyhedron(Shape):
+    """Convex solid with the given ``vertices`` (n, 3; m, in the frame placed at ``pos`` by ``quat``).
+
+    The faces are the vertices' convex hull (coplanar triangles merged); every
+    vertex must lie on it. The shape's own origin is moved to the centre of
+    the vertices' bounding box (``pos`` and ``vertices`` are stored that way),
+    so its bounding radius is small and its extent along each of its axes is
+    symmetric (``half``). Touches the terrain only (a vehicle's hull): its vertices
+    inside the terrain solid, terrain edges and half-round tops against its
+    faces (as :class:`Box`).
+    """
+
+    type_code = S_POLY
+
+    def __init__(self, vertices, pos=(0.0, 0.0, 0.0), quat=(1.0, 0.0, 0.0, 0.0)):
+        N, D, polys = convex_faces(vertices)
+        V = np.asarray(vertices, float)
+        q = np.asarray(quat, float)
+        if q.shape != (4,) or abs(np.linalg.norm(q) - 1) > 1e-6:
+            raise ValueError(f"ConvexPolyhedron: quat must be a unit quaternion, got {quat!r}")
+        c = 0.5 * (V.min(axis=0) + V.max(axis=0))
+        rot = quat_to_matrix(q / np.linalg.norm(q))
+        object.__setattr__(self, "vertices", V - c)
+        object.__setattr__(self, "half", 0.5 * (V.max(axis=0) - V.min(axis=0)))
+        object.__setattr__(self, "face_normal", N)
+        object.__setattr__(self, "face_offset", D - N @ c)
+        object.__setattr__(self, "face_vertices", tuple(polys))
+        object.__setattr__(self, "pos", tuple(float(x) for x in _vec(pos, "ConvexPolyhedron: pos") + rot @ c))
+        object.__setattr__(self, "rot", rot)
+
+    def __repr__(self):
+        return f"ConvexPolyhedron({len(self.vertices)} vertices, {len(self.face_normal)} faces, pos={self.pos!r})"
+
+    def params(self):
+        # the polyhedron's tables are packed by the ContactSystem; here: its bounding radius and half extents
+        p = np.zeros(N_SHAPE_PAR)
+        p[4] = self.bounding_radius()
+        p[5:8] = self.half
+        return p
+
+    def bounding_radius(self):
+        return float(np.linalg.norm(self.vertices, axis=1).max())
+
+    def triangles(self) -> np.ndarray:
+        """Faces as triangles (fans of the face polygons), counter-clockwise seen from outside: (m, 3) indices."""
+        out = []
+        for poly in self.face_vertices:
+            for k in range(1, len(poly) - 1):
+                out.append((poly[0], poly[k], poly[k + 1]))
+        return np.array(out, np.int64)
 
 
 class Cylinder(Shape):

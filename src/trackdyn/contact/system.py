@@ -45,17 +45,24 @@ from .shapes import (
     S_BOX,
     S_CAPSULE,
     S_CYLINDER,
+    S_POLY,
     S_SEGMENT,
     S_SPHERE,
     S_SPROCKET,
     TYPE_NAMES,
+    ConvexPolyhedron,
     Shape,
 )
 
 __all__ = ["ContactSystem"]
 
+# polyhedra (S_POLY): s_par[s] = (first vertex, vertex count, first face, face count, bounding radius, half
+# extents along its x, y, z) into
+# pv (vertices, shape frame), pf (face: outward normal (3), offset, first Winkler probe, probe count, probe area)
+# and pw (Winkler probes on the faces, shape frame)
 ShapeArrays = namedtuple("ShapeArrays",
-                         "s_type s_body s_pos s_rot s_par s_mat s_fam s_rbound s_terrain b_list b_ptr b_shapes s_rid")
+                         "s_type s_body s_pos s_rot s_par s_mat s_fam s_rbound s_terrain b_list b_ptr b_shapes s_rid "
+                         "pv pf pw")
 # qmin, qmax: a mesh query box; S, Kx, Kv: one element of the force stage (owned here: the kernels allocate nothing)
 Scratch = namedtuple("Scratch", "sw_c sw_R bb_min bb_max b_min b_max order cand stack qmin qmax S Kx Kv")
 Filters = namedtuple("Filters", "fam_ok excl type_ok mat_pair pair_law pidx may")
@@ -72,7 +79,7 @@ _SUPPORTED = {
     (S_CYLINDER, S_CAPSULE), (S_CYLINDER, S_SEGMENT), (S_CYLINDER, S_SPROCKET), (S_CAPSULE, S_CAPSULE),
     (S_CAPSULE, S_SEGMENT), (S_CAPSULE, S_SPROCKET),
 }
-_TERRAIN_TYPES = (S_SPHERE, S_BOX, S_CYLINDER, S_CAPSULE)
+_TERRAIN_TYPES = (S_SPHERE, S_BOX, S_CYLINDER, S_CAPSULE, S_POLY)
 
 
 class ContactSystem:
@@ -270,12 +277,20 @@ class ContactSystem:
         s_fam = np.zeros(ns, np.int64)
         s_rb = np.zeros(ns)
         s_ter = np.zeros(ns, np.bool_)
+        pv, pf, pw = [], [], []
         for k, (b, sh, mat, fam, tflag) in enumerate(self._shapes):
             s_type[k] = sh.type_code
             s_body[k] = b
             s_pos[k] = sh.pos
             s_rot[k] = sh.rot
             s_par[k] = sh.params()
+            if isinstance(sh, ConvexPolyhedron):
+                s_par[k, :4] = (len(pv), len(sh.vertices), len(pf), len(sh.face_normal))
+                pv.extend(sh.vertices.tolist())
+                for f, poly in enumerate(sh.face_vertices):
+                    probes, area = _face_probes(sh.vertices[poly], sh.face_normal[f], self.winkler_grid)
+                    pf.append([*sh.face_normal[f], sh.face_offset[f], len(pw), len(probes), area])
+                    pw.extend(probes)
             s_mat[k] = mat_index(mat)
             s_fam[k] = self._families[fam]
             s_rb[k] = sh.bounding_radius()
@@ -290,7 +305,8 @@ class ContactSystem:
             b_ptr[k + 1] = b_ptr[k] + len(idx)
         s_rid = np.array([np.array_equal(r, np.eye(3)) for r in s_rot], np.bool_).reshape(ns)  # no product
         self.shapes = ShapeArrays(s_type, s_body, s_pos, s_rot, s_par, s_mat, s_fam, s_rb, s_ter, b_list, b_ptr,
-                                  np.array(b_shapes, np.int64), s_rid)
+                                  np.array(b_shapes, np.int64), s_rid, np.array(pv, float).reshape(-1, 3),
+                                  np.array(pf, float).reshape(-1, 7), np.array(pw, float).reshape(-1, 3))
         # terrain
         parts = self.terrain.parts() if self.terrain is not None else []
         self.terrain_parts = parts
@@ -333,7 +349,7 @@ class ContactSystem:
                 a, b = model._index(j.body_a), model._index(j.body_b)
                 if a >= 0 and b >= 0:
                     excl[a, b] = excl[b, a] = True
-        type_ok = np.zeros((6, 6), np.bool_)
+        type_ok = np.zeros((len(TYPE_NAMES), len(TYPE_NAMES)), np.bool_)
         for a, b in _SUPPORTED:
             type_ok[a, b] = type_ok[b, a] = True
         # candidate shape pairs -> coupled body pairs, unsupported type pairs
@@ -677,3 +693,25 @@ class ContactSystem:
 
 
 D_Filters = Filters
+
+
+def _face_probes(P, n, grid):
+    """Winkler probes of a convex face (vertices P (k, 3) in order, outward normal n): the centres of a
+    ``grid x grid`` lattice over the face's bounding rectangle that lie inside it, and their cell area."""
+    c = P.mean(axis=0)
+    e1 = P[1] - P[0]
+    e1 = e1 / np.linalg.norm(e1)
+    e2 = np.cross(n, e1)
+    u, w = (P - c) @ e1, (P - c) @ e2
+    du, dw = (u.max() - u.min()) / grid, (w.max() - w.min()) / grid
+    out = []
+    for i in range(grid):
+        for j in range(grid):
+            a, b = u.min() + (i + 0.5) * du, w.min() + (j + 0.5) * dw
+            x = c + a * e1 + b * e2
+            if all(np.cross(P[(k + 1) % len(P)] - P[k], x - P[k]) @ n >= -1e-12 for k in range(len(P))):
+                out.append(x.tolist())
+    if not out:  # a sliver: one probe at its centre carries its area
+        area = 0.5 * abs(sum(np.cross(P[k], P[(k + 1) % len(P)]) @ n for k in range(len(P))))
+        return [c.tolist()], float(area)
+    return out, float(du * dw)

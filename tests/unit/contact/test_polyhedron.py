@@ -1,0 +1,153 @@
+"""Convex polyhedra against the terrain: the same contacts as a box where they are one, closed-form
+penetrations and forces of a wedge on a step edge, exact Jacobians through detection, refused shapes."""
+
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import trackdyn as td
+from trackdyn import terrain as tt
+from trackdyn.contact import ContactSystem, Material, shapes
+from trackdyn.contact import _kernels as CK
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_pairs import GROUND, HARD, PROFILE, mesh_terrain, one_body, penetrations, state  # noqa: E402
+
+
+def cuboid(size, quat=(1.0, 0.0, 0.0, 0.0), pos=(0.0, 0.0, 0.0)):
+    h = 0.5 * np.asarray(size, float)
+    return shapes.ConvexPolyhedron([[sx * h[0], sy * h[1], sz * h[2]] for sx in (-1, 1) for sy in (-1, 1)
+                                    for sz in (-1, 1)], pos=pos, quat=quat)
+
+
+def wedge(length=0.4, width=0.3, height=0.1, angle=math.radians(30.0)):
+    """A prism seen from the side as a hull's nose: a flat top z = +height/2 from x = -length/2 to
+    +length/2, a vertical rear face, a flat bottom z = -height/2 from the rear to ``x_b``, and a front face
+    rising from the bottom's front edge at ``angle`` to the horizontal to the top's front edge (outward
+    normal forward and down)."""
+    x_b = length / 2 - height / math.tan(angle)
+    pts = []
+    for y in (-width / 2, width / 2):
+        pts += [[-length / 2, y, -height / 2], [x_b, y, -height / 2], [length / 2, y, height / 2],
+                [-length / 2, y, height / 2]]
+    return shapes.ConvexPolyhedron(pts)
+
+
+def step_mesh():
+    """A 0.3 m step as a triangle mesh: floor, wall at x = 0.5 (facing -x), top; convex edge (0.5, 0.3)."""
+    V = np.array([[-1, -1, 0], [0.5, -1, 0], [0.5, -1, 0.3], [2, -1, 0.3],
+                  [-1, 1, 0], [0.5, 1, 0], [0.5, 1, 0.3], [2, 1, 0.3]], float)
+    F = np.array([[0, 1, 5], [0, 5, 4], [1, 2, 6], [1, 6, 5], [2, 3, 7], [2, 7, 6]])
+    return tt.TriangleMesh(V, F, material=GROUND)
+
+
+SCENES = {
+    "plane": (tt.Flat(material=GROUND), [0.0, 0.0, 0.047]),
+    "step-edge": (PROFILE, [1.05, 0.0, 0.347]),
+    "half-round": (PROFILE, [2.15, 0.0, 0.3 + 0.15 + 0.047]),
+    "mesh-ridge": (mesh_terrain(), [0.5, 0.0, 0.247]),
+}
+
+
+@pytest.mark.parametrize("name", list(SCENES))
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_cuboid_polyhedron_is_the_box(name, seed):
+    """A polyhedron with a box's 8 corners gives the box's contacts: the same generalized forces and
+    Jacobians on a plane, a step edge, a half-round and a mesh ridge, at a random tilted pose."""
+    terrain, pos = SCENES[name]
+    res = []
+    for shape in (shapes.Box([0.4, 0.3, 0.1]), cuboid([0.4, 0.3, 0.1])):
+        rng = np.random.default_rng(seed)
+        sc = one_body(lambda: [shape], terrain, np.array(pos) + rng.normal(scale=5e-4, size=3), rng)
+        q, v = state(sc, rng)
+        f, Kx, Kv, active, _ = sc.forces(q, v, want=True)
+        res.append((f, Kx, Kv, active))
+    (fb, kxb, kvb, nb), (fp, kxp, kvp, npo) = res
+    assert nb == npo
+    np.testing.assert_allclose(fp, fb, rtol=0, atol=1e-9 * max(1.0, np.abs(fb).max()))
+    np.testing.assert_allclose(kxp, kxb, rtol=0, atol=1e-9 * max(1.0, np.abs(kxb).max()))
+    np.testing.assert_allclose(kvp, kvb, rtol=0, atol=1e-9 * max(1.0, np.abs(kvb).max()))
+
+
+WEDGE_SCENES = {
+    # the sloped face (30 deg) on a step's edge (a profile and a mesh), on a half-round's top; the bottom on
+    # a plane
+    "wedge-step-edge": (PROFILE, [0.93, 0.0, 0.321]),
+    "wedge-mesh-step-edge": (step_mesh(), [0.43, 0.0, 0.321]),
+    "wedge-half-round": (PROFILE, [1.9626, 0.0, 0.4283]),
+    "wedge-plane": (tt.Flat(material=GROUND), [0.0, 0.0, 0.048]),
+}
+
+
+@pytest.mark.parametrize("name", list(WEDGE_SCENES))
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_wedge_jacobians_against_finite_differences(name, seed):
+    terrain, pos = WEDGE_SCENES[name]
+    rng = np.random.default_rng(seed)
+    sc = one_body(lambda: [wedge()], terrain, np.array(pos) + rng.normal(scale=5e-4, size=3), rng)
+    q, v = state(sc, rng)
+    sc.check(q, v)
+
+
+@pytest.mark.parametrize("terrain, edge", [(PROFILE, (1.0, 0.3)), (step_mesh(), (0.5, 0.3))],
+                         ids=["profile", "mesh"])
+def test_wedge_on_step_edge_closed_form(terrain, edge):
+    """A wedge's sloped front face (30 deg) pushed onto the top edge of a 0.3 m step: the edge is cut at the
+    two Gauss stations across the width; each has the depth of the edge below the face plane, the force
+    acts along the face's normal (up and back), and the total is the law's kn δ (Hooke, given
+    coefficients; the wedge of the ground's material)."""
+    angle = math.radians(30.0)
+    sc = one_body(lambda: [wedge(angle=angle)], terrain, [0.0, 0.0, 0.0], np.random.default_rng(0), mat=GROUND)
+    nf = np.array([math.sin(angle), 0.0, -math.cos(angle)])  # outward normal of the sloped face
+    x_b = 0.2 - 0.1 / math.tan(angle)
+    on_face = np.array([0.5 * (x_b + 0.2), 0.0, 0.0])  # the face's middle line (shape frame = body frame)
+    delta = 0.002
+    e = np.array([edge[0], 0.0, edge[1]])
+    sc.system.q0[0, :3] = e - on_face + delta * nf  # nf . (e - centre - on_face) = -delta
+    sc.system.q0[0, 3:] = [1, 0, 0, 0]
+    d, n, p, k = penetrations(sc)
+    assert len(d) == 2 and np.all(k == CK.K_PN)  # no vertex reaches the terrain
+    np.testing.assert_allclose(d, delta, rtol=0, atol=1e-12)
+    # side A is the ground: B (the wedge) is pushed along n = -(outward normal): up and back
+    np.testing.assert_allclose(n, np.tile(-nf, (2, 1)), atol=1e-12)
+    # the contact point: on the edge line, midway into the overlap
+    np.testing.assert_allclose(p[:, [0, 2]], np.tile((e + 0.5 * delta * nf)[[0, 2]], (2, 1)), atol=1e-12)
+    np.testing.assert_allclose(np.sort(p[:, 1]), [-0.15 / math.sqrt(3), 0.15 / math.sqrt(3)], atol=1e-12)
+    f, *_ = sc.forces(sc.system.q0, np.zeros((1, 6)))
+    np.testing.assert_allclose(f[0, :3], GROUND.kn * delta * -nf, rtol=1e-9, atol=1e-9)
+    # the force's moment about the centre of mass: it acts at the contact points
+    r = e + 0.5 * delta * nf - sc.system.q0[0, :3]
+    np.testing.assert_allclose(f[0, 3:], np.cross(r, f[0, :3]), rtol=1e-9, atol=1e-9)
+
+
+def test_cuboid_polyhedron_rests_on_ground_like_the_box():
+    """Dropped on flat ground, a polyhedron with a box's corners follows the box (positions to 1e-9 m) and
+    settles with the contact force equal to its weight."""
+    steel = Material("steel", young=2e9, restitution=0.3, friction=0.5)
+    zs = []
+    for shape in (shapes.Box([0.4, 0.3, 0.1]), cuboid([0.4, 0.3, 0.1])):
+        m = td.Model()
+        b = m.add_body("b", mass=5.0, inertia=[0.05, 0.07, 0.1], pos=[0, 0, 0.06],
+                       quat=[math.cos(0.02), math.sin(0.02), 0, 0])
+        cs = ContactSystem(m, terrain=tt.Flat(material=steel))
+        cs.add_shape(b, shape, material=steel)
+        df = td.Simulation(m, step=2e-4, providers=[cs], output_step=0.01).run(0.6).frame()
+        zs.append(df)
+    np.testing.assert_allclose(zs[1]["b.pos.z"], zs[0]["b.pos.z"], rtol=0, atol=1e-9)
+    fz = zs[1]["b.contact.force.z"].to_numpy()
+    assert abs(fz[-1] - 5.0 * 9.81) < 1e-3 * 5.0 * 9.81
+
+
+@pytest.mark.parametrize("points, reason", [
+    ([[0, 0, 0], [1, 0, 0], [0, 1, 0]], "at least 4 vertices"),
+    ([[0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0]], "flat"),
+    ([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1], [0, 0, 1]], "coincide"),
+    ([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1], [0.1, 0.1, 0.1]], "not convex"),
+    ([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, float("nan")]], "finite"),
+])
+def test_refused_polyhedra(points, reason):
+    with pytest.raises(ValueError, match=reason):
+        shapes.ConvexPolyhedron(points)
