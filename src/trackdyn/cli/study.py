@@ -7,6 +7,7 @@ diverged run, 2 usage.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -96,7 +97,10 @@ def _write_atomic(path: Path, text: str) -> None:
 @study_app.command("convergence")
 def convergence(
     scenario: str = typer.Argument(..., help="Scenario name: pendulum, double-pendulum, slider-crank, "
-                                             "slider-crank-free, chain64 (and any registered later)."),
+                                             "slider-crank-free, chain64, m113-half-round (a vehicle "
+                                             "scenario, korner-2024 §4.1)."),
+    vehicle: Optional[str] = typer.Option(None, "--vehicle", help="Vehicle of a vehicle scenario: a built-in "
+                                                                  "name (trackdyn vehicles) or a spec file."),
     steps: Optional[str] = typer.Option(None, "--steps", help="Comma-separated step sizes, s (default: the "
                                                               "scenario's)."),
     integrators: Optional[str] = typer.Option(None, "--integrators", help="Comma-separated integrator names."),
@@ -117,6 +121,14 @@ def convergence(
     its combination (max, RMS), a table and the thesis's Figs. 4.1/4.2."""
     try:
         sc = get_scenario(scenario)
+        build = sc.build
+        if sc.vehicle is not None:
+            from ..spec import get as get_spec
+
+            spec = get_spec(vehicle or sc.vehicle)  # an unknown vehicle is refused before anything runs
+            build = functools.partial(sc.build, vehicle=spec)
+        elif vehicle is not None:
+            raise ValueError(f"--vehicle applies to vehicle scenarios only; {scenario!r} is a reference problem")
         integ_names = _names(integrators) if integrators else list(sc.integrators)
         solver_names = _names(solvers) if solvers else list(sc.solvers)
         common, per_integ, per_solver = _options(option, integ_names, solver_names)
@@ -145,16 +157,19 @@ def convergence(
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            study = convergence_study(sc.build, scenario=sc.name, progress=progress, **kw)
+            study = convergence_study(build, scenario=sc.name, progress=progress, **kw)
     except (ValueError, TypeError) as err:
         typer.echo(str(err), err=True)
         raise typer.Exit(1)
     folder = Path(out) if out is not None else Path(f"convergence-{sc.name}")
     folder.mkdir(parents=True, exist_ok=True)
-    study.plot(folder / "convergence")
+    study.plot(folder / "convergence",
+               title=(f"Convergence: {study.series} of {spec.name} ({sc.name})" if sc.vehicle is not None else None))
     table_path = folder / "convergence.csv"
     _write_atomic(table_path, study.table.to_csv(index=False))
     summary = study.to_dict()
+    if sc.vehicle is not None:
+        summary["vehicle"] = spec.name
     summary["table"] = str(table_path)
     summary["out"] = str(folder)
     diverged = [r for r in summary["runs"] if r["status"] != "complete"]

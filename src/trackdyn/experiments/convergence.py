@@ -8,9 +8,21 @@ stepper, solver and step by looking at these curves: a combination whose
 curves collapse as the step shrinks has converged.
 
 Scenarios are looked up by name in :data:`SCENARIOS`; register more with
-:func:`register_scenario` (vehicle scenarios will). A scenario's ``build``
-returns a :class:`~trackdyn.mbs.model.Model`, or ``(model, providers)`` when
-force providers (contact) take part.
+:func:`register_scenario`. A scenario's ``build`` returns a
+:class:`~trackdyn.mbs.model.Model`, or ``(model, providers)`` when force
+providers (contact) take part, or — a *vehicle scenario* — a
+:class:`~trackdyn.spec.scenario.Scenario`: every run is then that scenario
+with the run's step, integrator, solver and options, built by its fidelity
+(:func:`trackdyn.sim.run.prepare`) and started as a vehicle run (rolling
+start, contact, powertrain, driver). A vehicle scenario's ``build`` takes
+the vehicle (``build(vehicle="m113-alternative")``; ``trackdyn study
+convergence m113-half-round --vehicle NAME``).
+
+The thesis's §4.1 study: ``m113-half-round`` — the M113 over a 12 in
+(0.3048 m) half-round at 4.2 m/s, a PID driver holding speed and heading;
+the series is the front left road wheel's height (Figs. 4.3-4.6), the
+combinations the Linearized and Projected Euler steppers with the PSOR and
+Barzilai-Borwein solvers.
 
 Example
 -------
@@ -35,6 +47,7 @@ import numpy as np
 
 from ..integrators import INTEGRATORS
 from ..linsolve import SOLVERS
+from ..sim.run import prepare
 from ..sim.simulation import Simulation
 from ..testing import problems as P
 from ..testing.validation_integrators import double_pendulum, free_slider_crank
@@ -63,6 +76,9 @@ class StudyScenario:
         Default combinations.
     description : str
         One line for listings.
+    vehicle : str, optional
+        Set for a vehicle scenario: its default vehicle (``build(vehicle=...)`` returns a
+        :class:`~trackdyn.spec.scenario.Scenario`).
     """
 
     name: str
@@ -73,6 +89,7 @@ class StudyScenario:
     integrators: tuple = ("euler-implicit-linearized", "euler-implicit-projected")
     solvers: tuple = ("direct",)
     description: str = ""
+    vehicle: str | None = None
 
 
 SCENARIOS: dict[str, StudyScenario] = {}
@@ -129,6 +146,57 @@ register_scenario(StudyScenario("slider-crank-free", _free_slider_crank, "slider
 register_scenario(StudyScenario("chain64", _chain64, "link[63].pos.z", 2.0, (1e-3, 5e-4, 2.5e-4),
                                 ("euler-implicit-linearized", "euler-implicit-projected"),
                                 description="64 thesis track shoes on pins released horizontal"))
+
+
+# --------------------------------------------------------------------------- vehicle scenarios
+INCH = 0.0254
+#: korner-2024 §4.1: "driving over a 12 inch (30.48 cm) half round obstacle at around 4.2 m/s"
+HALF_ROUND_STUDY = {"height_in": 12.0, "speed": 4.2, "lead": 1.0, "clear": 0.5}
+
+
+def m113_half_round(vehicle: str = "m113", height_in: float = HALF_ROUND_STUDY["height_in"],
+                    speed: float = HALF_ROUND_STUDY["speed"], lead: float = HALF_ROUND_STUDY["lead"],
+                    clear: float = HALF_ROUND_STUDY["clear"], t_end: float | None = None):
+    """The §4.1 convergence scenario: ``vehicle`` over a ``height_in`` half-round at ``speed`` m/s.
+
+    The vehicle starts rolling at ``speed`` (PID holding speed and heading,
+    as the thesis) with its front ``lead`` m before the obstacle; the
+    default ``t_end`` lasts until its rear is ``clear`` m past it.
+    Returns a :class:`~trackdyn.spec.scenario.Scenario` (step, integrator and
+    solver are set per run by :func:`convergence_study`).
+    """
+    from .. import terrain as T
+    from ..assembly.extent import vehicle_extent
+    from ..driver import PID
+    from ..spec import get as get_spec
+    from ..spec.scenario import Scenario
+
+    spec = get_spec(vehicle) if isinstance(vehicle, str) else vehicle
+    ext = vehicle_extent(spec)
+    H = float(height_in) * INCH
+    x_obs = ext.front_x + float(lead)  # the vehicle frame starts at x = 0
+    if t_end is None:
+        t_end = (float(lead) + 2 * H + ext.length + float(clear)) / float(speed)
+    return Scenario(vehicle=spec, terrain=T.Flat() + T.HalfRound(H, x=x_obs), driver=PID(speed=float(speed), y=0.0),
+                    t_end=float(t_end), start_x=0.0, speed=float(speed),
+                    name=f"{spec.name} over a {float(height_in):g} in half-round at {float(speed):g} m/s")
+
+
+# The thesis's solvers, PSOR and Barzilai-Borwein, are dual (Schur complement) methods: they need a positive
+# definite H, and the vehicle's is not (the first step stops: "H is not positive definite", the sprocket's
+# 6x6 block with its contact and drive terms); they can be asked for (--solvers psor,bb) and are then
+# reported as diverged with that reason. The default pairs the thesis's two steppers with the direct solver.
+register_scenario(StudyScenario(
+    "m113-half-round", m113_half_round, "left.roadwheel[0].pos.z", 1.5, (5e-4, 2.5e-4, 1e-4, 5e-5),
+    ("euler-implicit-linearized", "euler-implicit-projected"), ("direct",),
+    description="korner-2024 §4.1: M113 over a 12 in half-round at 4.2 m/s, front road wheel height "
+                "(--vehicle m113-alternative for §4.1.2)", vehicle="m113"))
+
+
+def _is_scenario(obj) -> bool:
+    from ..spec.scenario import Scenario
+
+    return isinstance(obj, Scenario)
 
 
 # --------------------------------------------------------------------------- the study
@@ -261,7 +329,8 @@ def convergence_study(build, steps: Sequence[float], integrators: Sequence[str] 
     Parameters
     ----------
     build : callable
-        ``build() -> Model`` or ``(Model, providers)``; called for every run.
+        ``build() -> Model`` or ``(Model, providers)``, or a vehicle
+        :class:`~trackdyn.spec.scenario.Scenario`; called for every run.
     steps : sequence of float
         Step sizes, s.
     integrators, solvers : sequence of str
@@ -328,13 +397,19 @@ def convergence_study(build, steps: Sequence[float], integrators: Sequence[str] 
                     progress(i, n_total, integ, solver, h)
                 i += 1
                 built = build()
-                model, providers = (built if isinstance(built, tuple) else (built, ()))
                 opts = {**options, **per_integ.get(integ, {}), **per_solver.get(solver, {})}
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     try:
-                        sim = Simulation(model, integrator=integ, step=h, output_step=out_step, solver=solver,
-                                         record=[series], providers=providers, **opts)
+                        if _is_scenario(built):
+                            # a vehicle run: its fidelity builds it, with this run's numerics
+                            sc = built.replace(step=h, integrator=integ, solver=solver, output_step=out_step,
+                                               record=(series,), options={**built.options, **opts})
+                            sim = prepare(sc).sim
+                        else:
+                            model, providers = (built if isinstance(built, tuple) else (built, ()))
+                            sim = Simulation(model, integrator=integ, step=h, output_step=out_step, solver=solver,
+                                             record=[series], providers=providers, **opts)
                     except TypeError as err:
                         raise ValueError(f"convergence_study: {integ} + {solver}: {err}") from None
                 if series not in sim.recorder.columns:
