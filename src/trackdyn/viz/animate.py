@@ -1,11 +1,15 @@
 """Side-view (x–z) animation of a results folder to GIF (Pillow) or MP4 (imageio-ffmpeg).
 
 The viewer stands on the -y side looking towards +y (the vehicle's right
-side), x to the right and z up. Each body's visual shapes (``scene.json``) are
-drawn as their silhouettes at the recorded pose, nearer shapes over farther
-ones; the terrain profile is filled below; a time stamp sits in the corner.
-A folder without a scene still animates: every body with a recorded position
-is drawn as a dot.
+side), x to the right and z up, with one scale on both axes. Each body's
+visual shapes (``scene.json``) are drawn as their silhouettes at the recorded
+pose, nearer shapes over farther ones: every track shoe outlined, wheels,
+sprocket teeth (extrusions seen end-on keep their outline), meshes (a hull)
+as their shaded front faces; the terrain profile is filled below. The camera
+follows the vehicle and keeps it at :data:`FOLLOW_FILL` of the frame width
+unless the whole motion fits in about twice its length. An overlay shows the
+time, the speed and the scenario or an event's trial. A folder without a
+scene still animates: every body with a recorded position is drawn as a dot.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from ..io.results import load
-from .geometry import SideBatch, SidePrimitive, body_poses, prefetch_poses, quats_to_matrices
+from .geometry import SideBatch, SidePrimitive, body_poses, prefetch_poses, quats_to_matrices, wheel_hub
 from .plots import terrain_profile_xz
 
 __all__ = ["animate", "frame_times", "SideView", "DEFAULT_COLORS"]
@@ -53,22 +57,51 @@ def _darker(hex_color: str, f: float = 0.6) -> tuple:
     return tuple(c * f)
 
 
+def _edge(hex_color: str) -> tuple:
+    """Outline colour of a face: darker for light faces, lighter for dark ones (track shoes are near black:
+    a darker outline would not tell one shoe from the next)."""
+    c = np.array([int(hex_color[k: k + 2], 16) for k in (1, 3, 5)]) / 255.0
+    lum = 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]
+    return tuple(c + 0.45 * (1.0 - c)) if lum < 0.3 else tuple(c * 0.6)
+
+
+#: Axes rectangle (left, bottom, width, height) in figure fractions: room for the tick labels only.
+AXES_RECT = (0.075, 0.085, 0.915, 0.9)
+#: Share of the frame width the vehicle takes when the camera follows it.
+FOLLOW_FILL = 0.6
+
+
 class SideView:
     """Draws the side view of one results folder frame by frame into a Matplotlib figure.
+
+    The camera either shows the whole motion at once (when the model stays
+    within about twice its own length) or follows a body, keeping the model
+    at :data:`FOLLOW_FILL` of the frame width; either way x and z share one
+    scale (terrain and obstacles to scale) and the limits are fitted to the
+    frame, so no part of the frame is left empty.
 
     Parameters
     ----------
     result : Result
     follow : str or None
-        Body to keep centred horizontally; ``"auto"`` follows the heaviest drawn
-        body when the motion spans more than the window, ``None`` never.
+        Body to keep centred (horizontally and vertically); ``"auto"`` follows
+        the heaviest drawn body when the motion spans more than about twice the
+        model's length, ``None`` never.
     window : float, optional
-        Width of the view when following, m (default 3x the model's size).
+        Width of the view when following, m (default: the model's length
+        divided by :data:`FOLLOW_FILL`).
     size : (int, int)
         Frame size in pixels (MP4 wants multiples of 16).
+    overlay : bool
+        Draw the time, the followed body's speed and the scenario (or
+        ``caption``) in the top-left corner.
+    caption : str, optional
+        Second line of the overlay (an event's trial, say); default the
+        scenario's name.
     """
 
-    def __init__(self, result, follow="auto", window: float | None = None, size=(960, 544), dpi: int = 100):
+    def __init__(self, result, follow="auto", window: float | None = None, size=(960, 544), dpi: int = 100,
+                 overlay: bool = True, caption: str | None = None):
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.collections import LineCollection, PolyCollection
         from matplotlib.figure import Figure
@@ -89,7 +122,11 @@ class SideView:
             self.bodies.append((b["name"], pose[0], pose[1], b.get("mass", 0.0)))
             for d in b["shapes"]:
                 col = d.get("color") or DEFAULT_COLORS[k % len(DEFAULT_COLORS)]
-                items.append((bi, d, col, _darker(col)))
+                items.append((bi, d, col, _edge(col)))
+                hub = wheel_hub(d)
+                if hub is not None:
+                    light = "#%02x%02x%02x" % tuple(int(255 * v) for v in _edge(col))
+                    items.append((bi, hub, light, light))
         self.static = [(SidePrimitive(d), d.get("color") or "#777777") for d in scene.get("ground_shapes", [])]
         self.missing = missing
         self.batch = SideBatch(items)
@@ -105,23 +142,30 @@ class SideView:
                 raise ValueError("animate: nothing to draw: no scene.json shapes with recorded poses "
                                  "and no recorded NAME.pos.x/z series")
         self.terrain = scene.get("terrain")
-        self._extent(follow, window)
 
         w, h = size
+        self.size = (int(w), int(h))
         self.fig = Figure(figsize=(w / dpi, h / dpi), dpi=dpi)
         self.canvas = FigureCanvasAgg(self.fig)
         self._background = None
-        ax = self.fig.add_axes((0.1, 0.1, 0.88, 0.87))
+        ax = self.fig.add_axes(AXES_RECT)
         self.ax = ax
+        # height / width of the axes in pixels: limits fitted to it keep one scale on x and z without
+        # shrinking the axes
+        self.aspect = (AXES_RECT[3] * h) / (AXES_RECT[2] * w)
+        self._extent(follow, window)
         ax.set_aspect("equal", adjustable="box")
-        ax.set_xlabel("x [m]")
-        ax.set_ylabel("z [m]")
+        ax.set_xlabel("x [m]", labelpad=1)
+        ax.set_ylabel("z [m]", labelpad=1)
+        ax.tick_params(labelsize=8, pad=2)
         ax.grid(True, alpha=0.25)
         self._set_limits(0)
-        prof = terrain_profile_xz(self.terrain, self.xlim_all[0] - 10, self.xlim_all[1] + 10)
+        lo, hi = self.xlim_all
+        margin = (self.window if self.follow is not None else hi - lo) + 10.0
+        prof = terrain_profile_xz(self.terrain, lo - margin, hi + margin)
         if prof is not None:
             px, pz = prof
-            floor = min(pz.min(), self.zlim[0]) - 10.0
+            floor = min(pz.min(), self.zlim[0]) - 10.0 - (self.window if self.follow is not None else 0.0)
             # a closed polygon down to the floor: also right for profiles whose x goes back (overhangs)
             ax.fill(np.concatenate([px, [px[-1], px[0]]]), np.concatenate([pz, [floor, floor]]),
                     color="#c8b89a", zorder=0, lw=0)
@@ -134,9 +178,70 @@ class SideView:
         self.lines = LineCollection([], zorder=4, linewidths=1.2)
         ax.add_collection(self.lines)
         self.dot_artist = ax.plot([], [], "o", color="#3d6e8f", ms=4, zorder=4)[0] if self.dots else None
-        self.stamp = ax.text(0.01, 0.97, "", transform=ax.transAxes, va="top", ha="left", fontsize=11,
+        self.overlay = bool(overlay)
+        meta = result.metadata or {}
+        scen = meta.get("scenario") if isinstance(meta.get("scenario"), dict) else {}
+        self.caption = caption if caption is not None else (scen.get("description") or scen.get("name") or "")
+        self._speed = self._speed_series()
+        self.stamp = ax.text(0.008, 0.985, "", transform=ax.transAxes, va="top", ha="left", fontsize=10,
                              family="monospace", bbox=dict(boxstyle="round", fc="w", ec="0.6", alpha=0.85),
-                             zorder=5)
+                             zorder=5, visible=self.overlay)
+
+    def _speed_series(self):
+        """Horizontal speed of the followed (else the heaviest) body, m/s: recorded ``vel`` or differenced."""
+        if not self.bodies:
+            return None
+        k = self.follow if self.follow is not None else max(range(len(self.bodies)),
+                                                            key=lambda i: self.bodies[i][3])
+        name, pos = self.bodies[k][0], self.bodies[k][1]
+        if f"{name}.vel.x" in self.result:
+            vx = np.asarray(self.result[f"{name}.vel.x"], float)
+            vy = np.asarray(self.result[f"{name}.vel.y"], float) if f"{name}.vel.y" in self.result else 0 * vx
+            return np.hypot(vx, vy)
+        t = np.asarray(self.result.t, float)
+        if len(t) < 2:
+            return None
+        return np.abs(np.gradient(pos[:, 0], t))
+
+    def _box_at(self, i):
+        """Bounding box (x0, x1, z0, z1) of the drawn model's polygons at sample ``i``, or ``None``."""
+        q = self._quat[i]
+        good = np.isfinite(q).all(axis=1) & (np.abs(q).sum(axis=1) > 0) & np.isfinite(self._pos[i]).all(axis=1)
+        if not good.any():
+            return None
+        R = np.full((len(q), 3, 3), np.nan)
+        R[good] = quats_to_matrices(q[good])
+        polys = self.batch.project(R, self._pos[i])[0]
+        if not polys:
+            return None
+        pts = np.concatenate([np.asarray(p) for p in polys])
+        return pts[:, 0].min(), pts[:, 0].max(), pts[:, 1].min(), pts[:, 1].max()
+
+    def _model_extent(self, n_samples: int = 40):
+        """``(first index, its box, box swept over the run)`` from the polygons at up to ``n_samples`` samples."""
+        n = len(self._pos)
+        first, box = None, None
+        for i in range(n):
+            box = self._box_at(i)
+            if box is not None:
+                first = i
+                break
+        if box is None:
+            return None, None, None
+        sweep = np.array(box, float)
+        for i in np.unique(np.linspace(first, n - 1, n_samples).astype(int)):
+            b = self._box_at(int(i))
+            if b is not None:
+                sweep = np.array([min(sweep[0], b[0]), max(sweep[1], b[1]), min(sweep[2], b[2]),
+                                  max(sweep[3], b[3])])
+        return first, box, tuple(sweep)
+
+    def _fit(self, x0, x1, z0, z1):
+        """Limits around the box (x0, x1, z0, z1) with the axes' aspect: the shorter side grows."""
+        xc, zc = 0.5 * (x0 + x1), 0.5 * (z0 + z1)
+        half_w = max(0.5 * (x1 - x0), 0.5 * (z1 - z0) / self.aspect, 1e-3)
+        half_h = half_w * self.aspect
+        return (xc - half_w, xc + half_w), (zc - half_h, zc + half_h)
 
     def _extent(self, follow, window):
         if self.bodies:
@@ -152,40 +257,75 @@ class SideView:
         xs, zs = xs[ok], zs[ok]
         if len(xs) == 0:
             raise ValueError("animate: the recorded positions are all NaN")
-        pad = reach + 0.05 * max(np.ptp(xs), np.ptp(zs), 0.5)
-        self.xlim_all = (xs.min() - pad, xs.max() + pad)
-        self.zlim = (zs.min() - pad, zs.max() + pad)
+        box = sweep = None
+        if self.bodies:
+            i0, box, sweep = self._model_extent()
+        if box is not None:
+            # the whole motion: the model's polygons over the run, and the bodies' reference points
+            pad = 0.06 * max(box[1] - box[0], box[3] - box[2])
+            x0, x1 = min(sweep[0], xs.min()) - pad, max(sweep[1], xs.max()) + pad
+            z0, z1 = min(sweep[2], zs.min()) - pad, max(sweep[3], zs.max()) + pad
+        else:
+            pad = reach + 0.05 * max(np.ptp(xs), np.ptp(zs), 0.5)
+            x0, x1, z0, z1 = xs.min() - pad, xs.max() + pad, zs.min() - pad, zs.max() + pad
         if self.terrain:
-            prof = terrain_profile_xz(self.terrain, *self.xlim_all)
+            prof = terrain_profile_xz(self.terrain, x0, x1)
             if prof is not None:
-                self.zlim = (min(self.zlim[0], prof[1].min() - 0.1 * pad), self.zlim[1])
-        self.follow = None
+                inside = (prof[0] >= x0) & (prof[0] <= x1)
+                zt = prof[1][inside] if inside.any() else prof[1]
+                # the ground under the model, and a strip of it, stays in the fixed view
+                z0 = min(z0, zt.min() - 0.05 * (z1 - z0))
+        self.xlim_all, self.zlim = self._fit(x0, x1, z0, z1)
+        self.follow, self.window, self.box = None, None, box
         if follow and self.bodies:
+            names = [b[0] for b in self.bodies]
             if follow == "auto":
-                heaviest = max(range(len(self.bodies)), key=lambda i: self.bodies[i][3])
-                p0 = self.bodies[heaviest][1]
-                size = 2 * reach + np.ptp([b[1][0, 0] for b in self.bodies])
-                span = np.ptp(p0[:, 0][np.isfinite(p0[:, 0])])
-                win = window or max(3.0 * size, self.zlim[1] - self.zlim[0])
-                if span > 0.8 * win:
-                    self.follow, self.window = heaviest, win
+                k = max(range(len(self.bodies)), key=lambda i: self.bodies[i][3])
+            elif follow in names:
+                k = names.index(follow)
             else:
-                names = [b[0] for b in self.bodies]
-                if follow not in names:
-                    raise ValueError(f"animate: cannot follow {follow!r}: not a drawn body ({', '.join(names)})")
-                self.follow = names.index(follow)
-                self.window = window or max(3.0 * (2 * reach), 4.0)
+                raise ValueError(f"animate: cannot follow {follow!r}: not a drawn body ({', '.join(names)})")
+            size_x = (box[1] - box[0]) if box is not None else 2 * reach
+            size_z = (box[3] - box[2]) if box is not None else 2 * reach
+            win = float(window) if window else max(size_x / FOLLOW_FILL, 1.3 * size_z / self.aspect, 1e-2)
+            # "auto": follow only a body that travels farther than the model is long, when showing the whole
+            # motion would make the model small (a swinging pendulum is better seen whole)
+            p = self.bodies[k][1]
+            p = p[np.isfinite(p[:, 0])]
+            travel = float(np.hypot(np.ptp(p[:, 0]), np.ptp(p[:, 2]))) if len(p) else 0.0
+            small = (x1 - x0) > 1.15 * win or (z1 - z0) > 1.15 * win * self.aspect
+            if follow != "auto" or (small and travel > max(size_x, size_z)):
+                self.follow, self.window = k, win
+                p = self.bodies[k][1]
+                # keep the model's box (not the body's reference point) centred
+                self._offset = (np.array([0.5 * (box[0] + box[1]), 0.5 * (box[2] + box[3])])
+                                - p[i0][[0, 2]]) if box is not None else np.zeros(2)
         elif follow and not self.bodies and follow != "auto":
             raise ValueError(f"animate: cannot follow {follow!r}: the results folder has no scene")
 
-    def _set_limits(self, i):
+    def camera(self, i):
+        """``(xlim, zlim)`` of the view at sample ``i``."""
         if self.follow is None:
-            self.ax.set_xlim(*self.xlim_all)
-            self.ax.set_ylim(*self.zlim)
-        else:
-            xc = self.bodies[self.follow][1][i, 0]
-            self.ax.set_xlim(xc - 0.5 * self.window, xc + 0.5 * self.window)
-            self.ax.set_ylim(*self.zlim)
+            return self.xlim_all, self.zlim
+        p = self.bodies[self.follow][1]
+        c = p[i][[0, 2]] if np.isfinite(p[i][[0, 2]]).all() else p[np.isfinite(p[:, 0])][0][[0, 2]]
+        c = c + self._offset
+        half_w = 0.5 * self.window
+        half_h = half_w * self.aspect
+        return (c[0] - half_w, c[0] + half_w), (c[1] - half_h, c[1] + half_h)
+
+    def _set_limits(self, i):
+        xl, zl = self.camera(i)
+        self.ax.set_xlim(*xl)
+        self.ax.set_ylim(*zl)
+
+    def _stamp_text(self, i):
+        lines = [f"t = {self.result.t[i]:7.3f} s"]
+        if self._speed is not None and np.isfinite(self._speed[i]):
+            lines[0] += f"   v = {self._speed[i]:5.2f} m/s"
+        if self.caption:
+            lines.append(self.caption)
+        return "\n".join(lines)
 
     def draw(self, i: int) -> np.ndarray:
         """Render sample ``i``; returns the RGB frame (h, w, 3) uint8."""
@@ -206,16 +346,17 @@ class SideView:
         self.lines.set_color(line_cols)
         if self.dot_artist is not None:
             self.dot_artist.set_data([x[i] for _, x, _ in self.dots], [z[i] for _, _, z in self.dots])
-        self.stamp.set_text(f"t = {self.result.t[i]:7.3f} s")
+        self.stamp.set_text(self._stamp_text(i))
         dynamic = [a for a in (self.polys, self.lines, self.dot_artist, self.stamp) if a is not None]
         if self.follow is None:  # fixed view: draw axes, terrain and grid once, then only what moves
             if self._background is None:
+                shown = [a.get_visible() for a in dynamic]
                 for a in dynamic:
                     a.set_visible(False)
                 self.canvas.draw()
                 self._background = self.canvas.copy_from_bbox(self.fig.bbox)
-                for a in dynamic:
-                    a.set_visible(True)
+                for a, v in zip(dynamic, shown):
+                    a.set_visible(v)
             self.canvas.restore_region(self._background)
             for a in dynamic:
                 self.ax.draw_artist(a)
@@ -226,7 +367,8 @@ class SideView:
 
 
 def animate(result, out, fps: float = 25.0, t0: float | None = None, t1: float | None = None,
-            speed: float = 1.0, follow="auto", window: float | None = None, size=(960, 544)) -> dict:
+            speed: float = 1.0, follow="auto", window: float | None = None, size=(960, 544),
+            overlay: bool = True, caption: str | None = None) -> dict:
     """Write a side-view animation of a result (or results folder) to ``out`` (``.gif`` or ``.mp4``).
 
     Parameters
@@ -240,7 +382,7 @@ def animate(result, out, fps: float = 25.0, t0: float | None = None, t1: float |
         Time window, s (default the whole run).
     speed : float
         Simulated seconds per second of video.
-    follow, window : see :class:`SideView`
+    follow, window, overlay, caption : see :class:`SideView`
 
     Returns
     -------
@@ -260,7 +402,7 @@ def animate(result, out, fps: float = 25.0, t0: float | None = None, t1: float |
     if min(size) < 64:
         raise ValueError(f"animate: frame size {size} is too small (at least 64 x 64 pixels)")
     idx = frame_times(res.t, fps, t0, t1, speed)
-    view = SideView(res, follow=follow, window=window, size=size)
+    view = SideView(res, follow=follow, window=window, size=size, overlay=overlay, caption=caption)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.stem}.tmp-{os.getpid()}{suffix}")
     if suffix == ".gif":

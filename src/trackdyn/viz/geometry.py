@@ -252,6 +252,7 @@ class SidePrimitive:
             self.points = np.vstack([_extrusion_points(d, off - half), _extrusion_points(d, off + half)])
         elif self.kind == "mesh":
             self.points, self.faces = _mesh_mesh(d)
+            self.faces = np.asarray(self.faces, np.int64)
             self.center_b = self.points.mean(axis=0)
         else:
             self.points, _ = shape_mesh(d)
@@ -269,7 +270,9 @@ class SidePrimitive:
         if self.kind == "polyline":
             return [xz], depth
         if self.kind == "mesh":
-            return [xz[f] for f in self.faces], depth
+            tri = w[self.faces]  # (m, 3, 3) world corners
+            keep, shade, tri_depth = _mesh_front_faces(tri)
+            return [xz[f] for f in self.faces[keep]], (depth, shade, tri_depth)
         if self.kind == "extrusion":
             a_w = R @ self.axis_b
             if abs(a_w[1]) > 0.9:  # seen end-on: the outline itself (teeth and all) is the silhouette
@@ -277,6 +280,44 @@ class SidePrimitive:
                 cap = xz[:n] if a_w[1] > 0 else xz[n:]
                 return [cap], depth
         return [convex_hull_2d(xz)], depth
+
+
+def _mesh_front_faces(tri):
+    """Triangles (m, 3, 3) seen by the side view's viewer (on -y looking +y): which face them, a Lambert
+    shade in [0.55, 1] from the y component of their normal, and their mean depth y.
+
+    A closed mesh's faces turned away are hidden behind those turned towards the viewer; dropping them
+    halves the polygons and lets the shade show the hull's form (a flat silhouette would not)."""
+    n = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
+    ln = np.linalg.norm(n, axis=1)
+    ny = np.where(ln > 0, n[:, 1] / np.where(ln > 0, ln, 1.0), 0.0)
+    keep = ny < -1e-6
+    return keep, 0.55 + 0.45 * (-ny[keep]), tri[keep, :, 1].mean(axis=1)
+
+
+def wheel_hub(d, color=None):
+    """A hub mark for a wheel drawn in side view: an extrusion dict on the wheel's near face, or ``None``.
+
+    For a cylinder whose axis is the body's y axis (wheels, idlers): a disc of
+    0.3 radius with one spoke to 0.8 radius, just outside the face nearer
+    the viewer (on -y), so that the wheel's rotation shows (a plain disc looks
+    the same at every angle).
+    """
+    if d.get("type") != "cylinder":
+        return None
+    a = np.asarray(d.get("axis", (0, 1, 0)), float)
+    a = a / np.linalg.norm(a)
+    if abs(a[1]) < 0.99:
+        return None
+    r = float(d["radius"])
+    c = np.asarray(d.get("center", (0, 0, 0)), float)
+    s = np.linspace(0.25, 2 * np.pi - 0.25, 24)
+    disc = np.column_stack([0.3 * r * np.cos(s), 0.3 * r * np.sin(s)])
+    spoke = np.array([[0.8 * r, -0.06 * r], [0.8 * r, 0.06 * r]])
+    outline = np.vstack([spoke[1:], disc, spoke[:1]]) + c[[0, 2]]
+    near = c[1] - 0.5 * float(d["length"]) - 0.004
+    return {"type": "extrusion", "outline": outline.tolist(), "width": 0.002, "axis": "y", "offset": near,
+            "color": color}
 
 
 def pose_columns(name) -> list[str]:
@@ -306,6 +347,14 @@ def quats_to_matrices(q) -> np.ndarray:
     return quat_to_matrix(q / np.linalg.norm(q, axis=1, keepdims=True))
 
 
+def _rgb(color):
+    """``(r, g, b)`` in [0, 1] of a ``#rrggbb`` string or an RGB(A) tuple."""
+    if isinstance(color, str):
+        h = color.lstrip("#")
+        return tuple(int(h[k: k + 2], 16) / 255.0 for k in (0, 2, 4))
+    return tuple(float(c) for c in color[:3])
+
+
 class SideBatch:
     """All bodies' shapes prepared for the x–z side view, projected together with NumPy per frame.
 
@@ -313,7 +362,8 @@ class SideBatch:
     polygon of their support points in ``n_dirs`` directions of the x–z plane
     (their silhouette's vertices, to the angular resolution 2π/``n_dirs``);
     extrusions seen end-on (axis within 26° of y) keep their outline (teeth
-    and all); spheres become circles; meshes their projected triangles.
+    and all); spheres become circles; meshes their triangles that face the
+    viewer, shaded by how squarely they face it.
 
     Parameters
     ----------
@@ -383,7 +433,15 @@ class SideBatch:
                 line_cols += [face] * len(pl)
                 continue
             polys += pl
+            if prim.kind == "mesh":  # shaded front faces, seams hidden by edges of the face's own colour
+                _, shade, tri_depth = dep
+                rgb = np.clip(np.asarray(_rgb(face))[None, :] * shade[:, None], 0.0, 1.0)
+                cols = [tuple(c) for c in rgb]
+                faces += cols
+                edges += cols
+                depth += tri_depth.tolist()
+                continue
             faces += [face] * len(pl)
-            edges += [edge if prim.kind != "mesh" else face] * len(pl)
+            edges += [edge] * len(pl)
             depth += [dep] * len(pl)
         return polys, faces, edges, depth, lines, line_cols

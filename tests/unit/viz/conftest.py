@@ -100,3 +100,16 @@ def chain_run(tmp_path_factory):
     return d
 
 
+
+
+@pytest.fixture(scope="session")
+def m113_run(tmp_path_factory):
+    """0.6 s of the M113 (links fidelity: every shoe drawn) pulling away on flat ground, poses and contact forces."""
+    from trackdyn.driver import FullThrottle
+
+    d = tmp_path_factory.mktemp("viz") / "m113"
+    sc = td.Scenario(vehicle="m113", driver=FullThrottle(delay=0.05), t_end=0.6, fidelity="links", output_step=0.02,
+                     record=("*.pos.*", "*.quat.*", "chassis.vel.*", "*.contact.force.*"), name="viz-m113")
+    res = td.run(sc, out=d)
+    assert res.status == "complete"
+    return d

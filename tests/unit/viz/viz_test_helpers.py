@@ -32,3 +32,23 @@ def tip_position(res, i, n_links=4):
 def red_mask(rgb):
     rgb = np.asarray(rgb, int)
     return (rgb[..., 0] > 180) & (rgb[..., 1] < 90) & (rgb[..., 2] < 90)
+
+
+def drawn_bodies_mask(view, i):
+    """Pixels of frame ``i`` that the bodies cover: the frame drawn with and without the bodies, differenced."""
+    img = view.draw(i)
+    hidden = [a for a in (view.polys, view.lines) if a.get_visible()]
+    for a in hidden:
+        a.set_visible(False)
+    try:
+        bare = view.draw(i)
+    finally:
+        for a in hidden:
+            a.set_visible(True)
+    return img, np.any(img != bare, axis=-1)
+
+
+def columns_share(mask):
+    """``(first column, last column, share of the frame width)`` of a pixel mask's bounding box."""
+    cols = np.nonzero(mask.any(axis=0))[0]
+    return int(cols[0]), int(cols[-1]), (cols[-1] - cols[0] + 1) / mask.shape[1]
