@@ -86,7 +86,8 @@ def run_demo(out, t_end: float = 5.0, progress=None, animation: bool = True, vie
     summary = {"status": res.status, "out": str(out), "files": files, "steps": sim.steps,
                "sim_time_s": sim.state.t, "wall_time_s": sim.wall_time, "climbed": climbed,
                "animation": None, "viewer": None}
-    fig = paths_xz({"chassis centre of mass": (x, z)}, title=f"M113 over a {STEP_HEIGHT} m step")
+    fig = paths_xz({"chassis centre of mass": (x, z)}, terrain=(res.scene or {}).get("terrain"),
+                   title=f"M113 over a {STEP_HEIGHT} m step")
     files.append(str(save_figure(fig, out / "path.png", dpi=100)))
     if animation:
         info = animate(res, out / "animation.gif", fps=12, size=(720, 400))

@@ -227,16 +227,27 @@ def terrain_profile_xz(terrain: dict | None, x_min: float, x_max: float, y: floa
     return np.concatenate([[lo], x, [hi]]), np.concatenate([[z[0]], z, [z[-1]]])
 
 
-def paths_xz(paths: dict, terrain: dict | None = None, title: str | None = None, equal: bool = True):
+def paths_xz(paths: dict, terrain: dict | None = None, title: str | None = None, equal: bool = True,
+             width: float = 8.0, height: float = 3.5):
     """x–z paths of several runs (e.g. the hull's centre over an obstacle), over the terrain profile.
+
+    The axes span the paths (and the terrain under them) with a small margin.
+    With ``equal`` the two axes share one scale when the paths' proportions
+    allow it within a factor 1.5 of the frame's; a path much longer than it is
+    high (1 m of rise over 20 m of travel) is drawn with its height stretched
+    instead, and the z label states the vertical exaggeration.
 
     Parameters
     ----------
     paths : dict label -> (x (n,), z (n,))
     terrain : scene terrain dict, optional
+    equal : bool
+        One scale on x and z when it fits (see above).
+    width, height : float
+        Figure size, inches.
     """
-    fig, ax = new_figure(8.0, 3.5)
-    xmin, xmax = np.inf, -np.inf
+    fig, ax = new_figure(width, height)
+    xmin, xmax, zmin, zmax = np.inf, -np.inf, np.inf, -np.inf
     for label, (x, z) in paths.items():
         x = np.asarray(x, float)
         z = np.asarray(z, float)
@@ -244,15 +255,38 @@ def paths_xz(paths: dict, terrain: dict | None = None, title: str | None = None,
         ax.plot(x[ok], z[ok], lw=1.4, label=str(label))
         if ok.any():
             xmin, xmax = min(xmin, x[ok].min()), max(xmax, x[ok].max())
-    prof = terrain_profile_xz(terrain, xmin if np.isfinite(xmin) else 0, xmax if np.isfinite(xmax) else 1)
+            zmin, zmax = min(zmin, z[ok].min()), max(zmax, z[ok].max())
+    if not np.isfinite(xmin):
+        xmin, xmax, zmin, zmax = 0.0, 1.0, 0.0, 1.0
+    prof = terrain_profile_xz(terrain, xmin, xmax)
     if prof is not None:
         px, pz = prof
-        ax.fill_between(px, pz, pz.min() - 0.2 * max(1e-3, np.ptp(pz)) - 0.1, color="0.85", zorder=0)
+        inside = (px >= xmin) & (px <= xmax)
+        if inside.any():
+            zmin, zmax = min(zmin, pz[inside].min()), max(zmax, pz[inside].max())
+    dx = max(xmax - xmin, 1e-3)
+    dz = max(zmax - zmin, 1e-3)
+    x_lim = (xmin - 0.02 * dx, xmax + 0.02 * dx)
+    z_lim = (zmin - 0.12 * dz, zmax + 0.12 * dz)
+    if prof is not None:
+        px, pz = prof
+        ax.fill_between(px, pz, min(pz.min(), z_lim[0]) - 1.0, color="0.85", zorder=0)
         ax.plot(px, pz, color="0.4", lw=1, zorder=1)
-    if equal:
+    ax.set_xlim(*x_lim)
+    ax.set_ylim(*z_lim)
+    zlabel = "z [m]"
+    fig.canvas.draw()  # the constrained layout fixes the axes' size in inches
+    bbox = ax.get_window_extent()
+    # inches per metre on each axis with the limits above; equal scales when they differ by 1.5x or less
+    sx = bbox.width / (x_lim[1] - x_lim[0])
+    sz = bbox.height / (z_lim[1] - z_lim[0])
+    k = sz / sx
+    if equal and k <= 1.5:
         ax.set_aspect("equal", adjustable="datalim")
+    elif k > 1.5:
+        zlabel = f"z [m] (height stretched {k:.0f}x)" if k >= 9.5 else f"z [m] (height stretched {k:.1f}x)"
     ax.set_xlabel("x [m]")
-    ax.set_ylabel("z [m]")
+    ax.set_ylabel(zlabel)
     ax.grid(True, alpha=0.3)
     if paths:
         ax.legend(fontsize=8)

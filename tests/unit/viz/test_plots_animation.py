@@ -143,3 +143,24 @@ def test_report_embeds_everything(chain_run, tmp_path):
     assert page.count("<svg") >= 3  # series, timing split, the event's figure
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)|url\(\s*["']?https?:|@import""", page)  # offline
     assert info["status"] == "complete" and info["warnings"] == []
+
+
+def test_paths_xz_axes_span_the_data():
+    """A 0.7 m rise over 20 m of travel fills the frame's height (stretched, and labelled so), not 9 m of it."""
+    x = np.linspace(-2, 19.5, 200)
+    z = 1.0 + 0.7 * np.exp(-((x - 2.3) / 1.5) ** 2)
+    fig = plots.paths_xz({"hull": (x, z)})
+    ax = fig.axes[0]
+    lo, hi = ax.get_ylim()
+    assert lo <= z.min() and hi >= z.max() and (hi - lo) < 1.3 * np.ptp(z)
+    assert ax.get_xlim()[0] <= x.min() and ax.get_xlim()[1] - ax.get_xlim()[0] < 1.1 * np.ptp(x)
+    assert "stretched" in ax.get_ylabel()
+    # with the terrain: the step under the path is in the frame too
+    fig = plots.paths_xz({"hull": (x, z)}, terrain={"type": "profile", "x": [0.6, 0.6], "z": [0.0, 0.4],
+                                                    "y": [-1, 1]})
+    lo, hi = fig.axes[0].get_ylim()
+    assert lo <= 0.0 and hi >= z.max() and (hi - lo) < 1.3 * (z.max() - 0.0)
+    # a path as high as it is long keeps one scale on both axes
+    s = np.linspace(0, np.pi, 50)
+    fig = plots.paths_xz({"arc": (np.cos(s), np.sin(s))})
+    assert fig.axes[0].get_aspect() == 1.0 and "stretched" not in fig.axes[0].get_ylabel()
