@@ -10,7 +10,12 @@ run's data as JSON with base64 Float32 arrays:
 - poses (position, quaternion) of every drawn body per frame, ``(frames,
   bodies, 7)``, decimated to at most ``max_frames`` frames and about
   ``fps`` frames per simulated second;
-- the terrain as a mesh (profiles extended flat over the run's x range).
+- the terrain as a mesh (profiles extended flat over the run's x range);
+- contact forces of the bodies that recorded ``NAME.contact.force.*``
+  (drawn as arrows, toggled in the page);
+- the camera: it follows the heaviest body (the hull) when that travels
+  farther than the model is long, at a distance that keeps the model at
+  about 60 % of the view's width.
 
 A results folder without ``scene.json`` still plays: each body with recorded
 ``pos.*`` is drawn as a small sphere.
@@ -104,6 +109,47 @@ def _terrain_mesh(ter, x_lo, x_hi):
     return {"pos": _b64(pos), "nrm": _b64(nrm), "color": ter.get("color") or TERRAIN_COLOR}, v
 
 
+#: Camera distance when following, in model lengths: the model takes about 60 % of the view's width.
+FOLLOW_DISTANCE = 1.5
+#: Arrow length of the largest contact force (its 99th percentile over the run), in model lengths.
+FORCE_ARROW = 0.18
+
+
+def _model_size(pose0, bodies, reach) -> float:
+    """Largest extent (m) of the model at its first frame: the bodies' positions and their meshes' reach."""
+    p = pose0[:, :3]
+    ok = np.isfinite(p[:, 0])
+    if not ok.any():
+        return 1.0
+    r = np.array([reach[k] for k in range(len(bodies))])[ok]
+    lo = (p[ok] - r).min(axis=0)
+    hi = (p[ok] + r).max(axis=0)
+    return float(max(np.max(hi - lo), 1e-2))
+
+
+def _contact_forces(result, bodies, idx, model):
+    """Contact forces on the drawn bodies that recorded ``NAME.contact.force.{x,y,z}``, for arrows.
+
+    ``{"bodies": [drawn body index], "f": base64 (frames, n, 3) N, "ref": N, "len": m}`` or ``None``:
+    an arrow of length ``len * |f| / ref`` ends at the body's reference point, pointing along the force
+    (the push of what touches it); ``ref`` is the 99th percentile of |f| over the run.
+    """
+    names = [(k, b["name"]) for k, b in enumerate(bodies)
+             if all(f"{b['name']}.contact.force.{c}" in result for c in "xyz")]
+    if not names:
+        return None
+    if hasattr(result, "prefetch"):
+        result.prefetch([f"{n}.contact.force.{c}" for _, n in names for c in "xyz"])
+    F = np.stack([np.column_stack([result[f"{n}.contact.force.{c}"] for c in "xyz"])[idx] for _, n in names],
+                 axis=1)
+    F = np.where(np.isfinite(F), F, 0.0)
+    mag = np.linalg.norm(F, axis=2)
+    if not (mag > 0).any():
+        return None
+    ref = float(np.percentile(mag[mag > 0], 99))
+    return {"bodies": [k for k, _ in names], "f": _b64(F), "ref": ref, "len": FORCE_ARROW * model}
+
+
 def _nice_step(span):
     raw = max(span, 1e-3) / 12
     mag = 10 ** np.floor(np.log10(raw))
@@ -121,11 +167,15 @@ def viewer_data(result, max_frames: int = 1500, fps: float = 30.0, title: str | 
     meshes: list[dict] = []
     bodies, pose_cols, missing = [], [], []
 
+    mesh_reach: list[float] = []
+
     def mesh_of(d):
         key = json.dumps({k: v for k, v in d.items() if k != "color"}, sort_keys=True)
         if key not in mesh_index:
             mesh_index[key] = len(meshes)
             meshes.append(_mesh_entry(d))
+            v, _ = shape_mesh(d)
+            mesh_reach.append(np.abs(np.asarray(v, float)).max(axis=0))
         return mesh_index[key]
 
     prefetch_poses(result, [b["name"] for b in scene.get("bodies", [])])
@@ -172,6 +222,9 @@ def viewer_data(result, max_frames: int = 1500, fps: float = 30.0, title: str | 
             q[:, 0] = 1.0
             pose_cols.append(np.column_stack([P[k], q]))
     poses = np.stack([_ffill(p)[idx] for p in pose_cols], axis=1)  # (frames, bodies, 7)
+    # half-extent (x, y, z) of each body's meshes around its reference point, m
+    reach = [np.max([mesh_reach[q["mesh"]] for q in b["parts"]], axis=0) if b["parts"] else np.zeros(3)
+             for b in bodies]
     finite = poses[np.isfinite(poses[:, :, 0])][:, :3]
     lo, hi = (finite.min(axis=0), finite.max(axis=0)) if len(finite) else (np.zeros(3), np.ones(3))
     size = float(max(np.max(hi - lo), 0.5))
@@ -188,18 +241,21 @@ def viewer_data(result, max_frames: int = 1500, fps: float = 30.0, title: str | 
             "z": zmin, "step": step}
     masses = [b["mass"] for b in bodies]
     follow = int(np.argmax(masses)) if masses and max(masses) > 0 else -1
-    # follow by default only when the heaviest body travels farther than the scene is large
+    model = _model_size(poses[0], bodies, reach)
+    # follow by default when the heaviest body travels farther than the model is long (a vehicle driving
+    # off); the camera then stands at a distance that shows the model, not the whole run
     if follow >= 0:
         p = poses[:, follow, :3]
         p = p[np.isfinite(p[:, 0])]
         travel = float(np.max(np.ptp(p, axis=0))) if len(p) else 0.0
-        start = poses[0, :, :3]
-        start = start[np.isfinite(start[:, 0])]
-        extent0 = float(np.max(np.ptp(start, axis=0))) if len(start) > 1 else 1.0
-        follow_on = travel > 2.0 * max(extent0, 1.0)
+        follow_on = travel > max(model, 0.5)
     else:
         follow_on = False
     center = 0.5 * (lo + hi)
+    view = {"target": center.tolist(), "dist": FOLLOW_DISTANCE * max(model, size) + 0.5}
+    if follow_on:
+        view = {"target": poses[0, follow, :3].tolist(), "dist": FOLLOW_DISTANCE * model + 0.5}
+    forces = _contact_forces(result, bodies, idx, model)
     meta = result.metadata or {}
     scen = meta.get("scenario") or {}
     return {
@@ -214,7 +270,9 @@ def viewer_data(result, max_frames: int = 1500, fps: float = 30.0, title: str | 
         "grid": grid,
         "follow_on": bool(follow_on),
         "follow_body": follow,
-        "view": {"target": center.tolist(), "dist": 1.6 * size + 1.0},
+        "view": view,
+        "model_size": model,
+        "forces": forces,
         "missing": missing,
         "frames": int(len(idx)),
     }

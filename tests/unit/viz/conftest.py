@@ -1,12 +1,13 @@
-"""Fixtures of the viz tests: a small drawable results folder, and a real headless Chromium.
+"""Fixtures of the viz tests: small drawable results folders, and a real headless Chromium.
 
-The browser tests need Debian's ``chromium`` and the npm package
-``playwright-core`` (driver only; it uses /usr/bin/chromium and downloads no
-browser). When missing they are installed here: ``apt-get install -y
-chromium`` when running as root with apt-get (as CI does), and ``npm install
-playwright-core@1`` into a cache folder (``$TRACKDYN_TEST_CACHE``, default
-``~/.cache/trackdyn-tests``). Otherwise the tests are skipped with the reason.
-An exclusive file lock keeps parallel pytest workers from installing twice.
+The browser tests drive Debian's ``chromium`` (a system requirement named in
+the README) through Playwright's Python API (the ``playwright`` wheel of the
+``test`` extra, used as a driver only: it never downloads a browser). When
+``chromium`` is missing and the tests run as root with apt-get (as CI does),
+the fixture installs it with ``apt-get install chromium`` and says so on one
+line; otherwise the browser tests are skipped with the command to run, or
+fail when ``TRACKDYN_REQUIRE_BROWSER=1``. An exclusive file lock keeps
+parallel pytest workers from installing twice.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import trackdyn as td
 from viz_test_helpers import pendulum_chain_model
 
 CACHE = Path(os.environ.get("TRACKDYN_TEST_CACHE", Path.home() / ".cache" / "trackdyn-tests"))
+WHY = "the 3-D viewer's tests drive a real headless browser"
 
 
 @contextmanager
@@ -37,54 +39,57 @@ def _install_lock():
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def _ensure_chromium() -> str:
+def _unavailable(reason: str):
+    """Skip (or fail with TRACKDYN_REQUIRE_BROWSER=1) a browser test that cannot run here."""
+    if os.environ.get("TRACKDYN_REQUIRE_BROWSER") == "1":
+        pytest.fail(f"{reason} (TRACKDYN_REQUIRE_BROWSER=1)", pytrace=False)
+    pytest.skip(reason)
+
+
+def _say(config, line: str) -> None:
+    """One line on the terminal, past pytest's capture (xdist workers: their stderr)."""
+    tr = config.pluginmanager.get_plugin("terminalreporter")
+    cm = config.pluginmanager.get_plugin("capturemanager")
+    if tr is not None and cm is not None:
+        with cm.global_and_fixture_disabled():
+            tr.write_line(line)
+    else:
+        import sys
+
+        print(line, file=sys.__stderr__, flush=True)
+
+
+def _ensure_chromium(config) -> str:
     exe = shutil.which("chromium")
     if exe:
         return exe
     if os.geteuid() != 0 or not shutil.which("apt-get"):
-        pytest.skip("Debian's chromium is not installed and cannot be installed here (needs root and apt-get): "
-                    "run `apt-get install -y chromium`")
+        _unavailable(f"{WHY}: Debian's chromium is not installed and cannot be installed here (needs root and "
+                     "apt-get): run `apt-get install -y chromium`")
     with _install_lock():
         exe = shutil.which("chromium")
         if exe:
             return exe
+        _say(config, f"trackdyn viz tests: installing Debian's chromium with apt-get (not on PATH; {WHY})")
         env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
         for cmd in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "chromium"]):
             r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1200)
             if r.returncode != 0:
-                pytest.skip(f"`{' '.join(cmd)}` failed: {r.stderr.strip()[-500:]}")
+                _unavailable(f"`{' '.join(cmd)}` failed: {r.stderr.strip()[-500:]}")
     exe = shutil.which("chromium")
     if not exe:
-        pytest.skip("apt-get installed chromium but no `chromium` is on PATH")
+        _unavailable("apt-get installed chromium but no `chromium` is on PATH")
     return exe
 
 
-def _ensure_playwright() -> Path:
-    node_dir = CACHE / "node"
-    mod = node_dir / "node_modules" / "playwright-core"
-    if (mod / "package.json").exists():
-        return node_dir / "node_modules"
-    if not shutil.which("npm"):
-        pytest.skip("npm is not installed: it is needed to install playwright-core")
-    with _install_lock():
-        if not (mod / "package.json").exists():
-            node_dir.mkdir(parents=True, exist_ok=True)
-            r = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--silent", "--prefix", str(node_dir),
-                                "playwright-core@1"], capture_output=True, text=True, timeout=600)
-            if r.returncode != 0 or not (mod / "package.json").exists():
-                pytest.skip(f"`npm install playwright-core@1` failed: {r.stderr.strip()[-500:]}")
-    return node_dir / "node_modules"
-
-
 @pytest.fixture(scope="session")
-def browser():
-    """``dict(node=..., chromium=..., node_path=...)`` for driving the viewer in headless Chromium."""
-    node = shutil.which("node")
-    if not node:
-        pytest.skip("node is not installed: the browser test drives Chromium with playwright-core")
-    chromium = _ensure_chromium()
-    node_path = _ensure_playwright()
-    return {"node": node, "chromium": chromium, "node_path": str(node_path)}
+def browser(pytestconfig):
+    """``dict(chromium=...)``: the system's Chromium, for :func:`viewer_driver.drive_viewer`."""
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        _unavailable(f"{WHY}: the Python package playwright (the driver) is missing: pip install -e \".[test]\"")
+    return {"chromium": _ensure_chromium(pytestconfig)}
 
 
 @pytest.fixture(scope="session")

@@ -2,10 +2,7 @@
 
 import base64
 import json
-import os
 import re
-import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,9 +10,8 @@ import pytest
 import trackdyn as td
 from trackdyn.viz.viewer import viewer_data, write_viewer
 
+from viewer_driver import drive_viewer
 from viz_test_helpers import BOB_COLOR, LINK_COLOR, tip_position
-
-CHECK = Path(__file__).with_name("viewer_check.cjs")
 
 
 def f32(s):
@@ -59,11 +55,7 @@ def test_viewer_runs_in_headless_chromium(chain_run, tmp_path, browser):
     """Load the page, play, scrub, screenshot: the chain is drawn, it moved, and the console is clean."""
     page = tmp_path / "view.html"
     write_viewer(chain_run, page)
-    env = {**os.environ, "NODE_PATH": browser["node_path"], "CHROMIUM": browser["chromium"]}
-    r = subprocess.run([browser["node"], str(CHECK), str(page), str(tmp_path), "0", "0.9"], capture_output=True,
-                       text=True, timeout=180, env=env)
-    assert r.returncode == 0, r.stderr
-    out = json.loads(r.stdout.strip().splitlines()[-1])
+    out = drive_viewer(page, tmp_path, 0, 0.9, browser["chromium"])
     assert "driverError" not in out, out.get("driverError")
     assert out["status"] == "ready" and out["statusEnd"] == "ready"
     assert out["pageErrors"] == []
@@ -72,6 +64,7 @@ def test_viewer_runs_in_headless_chromium(chain_run, tmp_path, browser):
     assert out["frames"] > 10 and out["frame0"] == 0
     assert out["framePlayed"] > 0  # playing advanced the replay
     assert abs(out["time1"] - 0.9) < 0.05
+    assert out["follow"] is False and out["hasForces"] is False  # a swinging chain is shown whole
     img0, img1 = _png(tmp_path / "view0.png"), _png(tmp_path / "view1.png")
     for img in (img0, img1):
         assert len(np.unique(img.reshape(-1, 3), axis=0)) > 50  # not blank, not one colour
@@ -86,3 +79,67 @@ def test_viewer_runs_in_headless_chromium(chain_run, tmp_path, browser):
     x0 = np.nonzero((img0[..., 0] > 150) & (img0[..., 1] < 80) & (img0[..., 2] < 80))[1].mean()
     x1 = np.nonzero((img1[..., 0] > 150) & (img1[..., 1] < 80) & (img1[..., 2] < 80))[1].mean()
     assert abs(x1_w - x0_w) > 0.5 and np.sign(x1 - x0) == np.sign(x1_w - x0_w) and abs(x1 - x0) > 100
+
+
+def test_viewer_data_follows_the_vehicle_and_carries_its_contact_forces(m113_run):
+    res = td.load(m113_run)
+    data = viewer_data(res, max_frames=40, fps=30)
+    names = [b["name"] for b in data["bodies"]]
+    assert sum(n.startswith(("left.shoe[", "right.shoe[")) for n in names) > 120  # every shoe is drawn
+    assert names[data["follow_body"]] == "chassis"
+    assert 4.0 < data["model_size"] < 6.0  # the M113 is 4.9 m long
+    assert not data["follow_on"]  # 0.8 m of travel: the whole run is in view
+    # driving far (the same run moved on by 30 m/s): the camera follows the hull, at a distance set by the
+    # vehicle's size, not by the 18 m run
+    far = _shifted(res, 30.0)
+    d2 = viewer_data(far, max_frames=40, fps=30)
+    assert d2["follow_on"] and names[d2["follow_body"]] == "chassis"
+    assert d2["view"]["dist"] == pytest.approx(1.5 * d2["model_size"] + 0.5)
+    assert d2["view"]["dist"] < 0.5 * (d2["grid"]["x1"] - d2["grid"]["x0"])
+    fc = data["forces"]
+    t = f32(data["t"])
+    F = f32(fc["f"]).reshape(len(t), len(fc["bodies"]), 3)
+    idx = np.searchsorted(res.t, t.astype(float) - 1e-6)
+    k = [data["bodies"][b]["name"] for b in fc["bodies"]].index("right.shoe[30]")
+    assert np.allclose(F[:, k, 2], np.nan_to_num(res["right.shoe[30].contact.force.z"][idx]), rtol=1e-5, atol=1e-2)
+    mag = np.linalg.norm(F, axis=2)
+    assert fc["ref"] == pytest.approx(np.percentile(mag[mag > 0], 99), rel=1e-4)
+
+
+def _shifted(res, speed):
+    """The recorded run with every body moved on by ``speed * t`` in x: a vehicle travelling far."""
+    from trackdyn.io.results import Result
+
+    cols = [c for c in res.columns if ".pos." in c or ".quat." in c or ".contact.force." in c]
+    res.prefetch(cols)
+    values = np.column_stack([res[c] + (speed * res.t if c.endswith(".pos.x") else 0.0) for c in cols])
+    return Result(res.t, cols, values, metadata=res.metadata, scene=res.scene)
+
+
+def test_viewer_of_a_vehicle_in_headless_chromium(m113_run, tmp_path, browser):
+    """The M113's page: the camera follows it, it sits inside the frame, pixels change, forces are arrows."""
+    res = td.load(m113_run)
+    page = tmp_path / "view.html"
+    write_viewer(res, page)
+    t1 = float(res.t[-1])
+    out = drive_viewer(page, tmp_path, 0, t1, browser["chromium"], layers=True)
+    assert "driverError" not in out, out.get("driverError")
+    assert out["status"] == "ready" and out["pageErrors"] == []
+    assert [m for m in out["console"] if m["type"] == "error"] == [] and out["requests"] == []
+    assert out["hasForces"] is True and out["forcesAfterKey"] is False
+    img0, img1 = _png(tmp_path / "view0.png"), _png(tmp_path / "view1.png")
+    bare, noforces = _png(tmp_path / "view1_bare.png"), _png(tmp_path / "view1_noforces.png")
+    h = img1.shape[0] - 46  # the canvas above the control bar
+    # pixels change between the two times (the wheels turned, the ground moved past, the forces changed)
+    changed = np.any(img0[:h] != img1[:h], axis=-1)
+    assert changed.mean() > 0.02, changed.mean()
+    # the vehicle: what the bodies cover (the frame with and without them); inside the frame, and large
+    vehicle = np.any(noforces[:h] != bare[:h], axis=-1)
+    rows, cols = np.nonzero(vehicle.any(axis=1))[0], np.nonzero(vehicle.any(axis=0))[0]
+    assert len(cols) and cols[0] > 5 and cols[-1] < img1.shape[1] - 6 and rows[0] > 5 and rows[-1] < h - 6
+    share = (cols[-1] - cols[0] + 1) / img1.shape[1]
+    assert 0.35 < share < 0.95, share
+    # the arrows: red pixels present with forces on, absent with them off
+    def red(img):
+        return ((img[:h, :, 0] > 170) & (img[:h, :, 1] < 80) & (img[:h, :, 2] < 80)).sum()
+    assert red(img1) > 100 and red(noforces) < 0.2 * red(img1), (red(img1), red(noforces))
