@@ -9,7 +9,7 @@ Shapes in each body's frame (origin at its centre of mass):
   sprocket's lateral guide;
 - road wheels and idler: two cylinder halves either side of the guide gap;
 - rollers: one cylinder; sprocket: the parametric gear pair;
-- hull: the spec's boxes.
+- hull: the spec's boxes and convex polyhedra (:func:`hull_shapes`).
 
 Collision families keep the pair count bounded (an M113 has 250 shoes):
 shoes never touch shoes, wheels touch shoes and the ground, the hull touches
@@ -24,7 +24,21 @@ import numpy as np
 
 from ..contact import ContactSystem, Material, shapes
 
-__all__ = ["vehicle_contact", "contact_material", "terrain_materials", "sprocket_guide_clearance"]
+__all__ = ["vehicle_contact", "contact_material", "terrain_materials", "sprocket_guide_clearance", "hull_shapes"]
+
+
+def hull_shapes(spec) -> list:
+    """The collision shapes of a spec's hull in the chassis body frame (origin at its centre of mass)."""
+    from ..spec.vehicle import ConvexSpec
+
+    com = np.asarray(spec.chassis.com, float)
+    out = []
+    for part in spec.chassis.hull:
+        if isinstance(part, ConvexSpec):
+            out.append(shapes.ConvexPolyhedron(np.asarray(part.vertices, float) - com))
+        else:
+            out.append(shapes.Box(part.size, pos=np.asarray(part.center) - com))
+    return out
 
 
 def terrain_materials(terrain) -> list:
@@ -109,10 +123,8 @@ def vehicle_contact(vm, terrain, **options) -> ContactSystem:
                                                     sp.arc_radius, sp.gear_separation,
                                                     guide_clearance=sprocket_guide_clearance(spec)),
                      material=mats[sp.material], family="sprocket")
-    com = np.asarray(spec.chassis.com)
-    for box in spec.chassis.hull:
-        cs.add_shape("chassis", shapes.Box(box.size, pos=np.asarray(box.center) - com),
-                     material=mats[spec.chassis.material], family="hull")
+    for shape in hull_shapes(spec):
+        cs.add_shape("chassis", shape, material=mats[spec.chassis.material], family="hull")
     families = ["pads", "plates", "guides", "sprocket-guides", "pins", "wheels", "sprocket", "hull"]
     for a in families:
         for b in families:

@@ -20,7 +20,8 @@ stops, dampers), except:
 wheels of each side (sprocket, idler, road wheels) with their radii to the
 track's outer face, the adjacent pairs along the ground-facing runs (where
 factitious irregularities may form), the track planes (Gauss points across
-the track width, §3.5 Fig. 11) and the hull boxes.
+the track width, §3.5 Fig. 11) and the hull's convex parts (a box as its 8
+corners, a polyhedron as its vertices).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import numpy as np
 from .builder import SIDES, SideInfo, VehicleGeometry, add_running_gear, add_sprocket, vehicle_geometry
 from .geometry import Circle, track_path
 from ..mbs import Model, Revolute
+from ..spec.vehicle import ConvexSpec
 
 __all__ = ["MasslessVehicle", "TrackLayout", "build_massless", "gauss_offsets"]
 
@@ -50,7 +52,7 @@ def gauss_offsets(n: int, width: float):
 
 @dataclass
 class TrackLayout:
-    """Contact wheels, pairs, planes and hull boxes (vehicle frame, design pose)."""
+    """Contact wheels, pairs, planes and hull parts (vehicle frame, design pose)."""
 
     wheel_body: list = field(default_factory=list)      # body names
     wheel_side: list = field(default_factory=list)      # 0 left, 1 right
@@ -62,7 +64,7 @@ class TrackLayout:
     plane_y: list = field(default_factory=list)         # lateral position, vehicle frame, m
     plane_weight: list = field(default_factory=list)
     sprocket_radius: float = 0.0                        # pitch radius: track speed = r_s (ω_s - ω_hull)
-    hull_boxes: list = field(default_factory=list)      # (centre (3,), half size (3,)), vehicle frame
+    hull_parts: list = field(default_factory=list)      # convex hull parts: vertices (n, 3), vehicle frame
 
 
 @dataclass
@@ -137,8 +139,13 @@ def build_massless(spec, origin=(0.0, 0.0, 0.0), geometry: VehicleGeometry | Non
     Y = np.array([0.0, 1.0, 0.0])
     sides, tree = {}, {}
     lay = TrackLayout(sprocket_radius=float(spec.sprocket.assembly_radius))
-    for box in ch.hull:
-        lay.hull_boxes.append((np.asarray(box.center, float), 0.5 * np.asarray(box.size, float)))
+    for part in ch.hull:
+        if isinstance(part, ConvexSpec):
+            lay.hull_parts.append(np.asarray(part.vertices, float))
+        else:
+            c, h = np.asarray(part.center, float), 0.5 * np.asarray(part.size, float)
+            lay.hull_parts.append(np.array([c + h * (sx, sy, sz) for sx in (-1, 1) for sy in (-1, 1)
+                                            for sz in (-1, 1)]))
     R_out = sh.top + sh.bottom
     for si, side in enumerate(SIDES):
         y = spec.tracks.lateral_offset * (1 if side == "left" else -1)

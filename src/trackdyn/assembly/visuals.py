@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..contact.shapes import ConvexPolyhedron
 from ..mbs import visuals as V
+from .contact import hull_shapes
 
 __all__ = ["add_vehicle_visuals"]
 
@@ -16,11 +18,15 @@ SPROCKET = "#9a8a60"
 
 
 def add_vehicle_visuals(vm) -> None:
-    """Attach hull boxes, wheels, arms, sprockets and shoes to the bodies of ``vm.model``."""
+    """Attach the hull (boxes and convex polyhedra, as meshes), wheels, arms, sprockets and shoes to the bodies of ``vm.model``."""
     spec, m = vm.spec, vm.model
-    com = np.asarray(spec.chassis.com)
-    for box in spec.chassis.hull:
-        m.add_visual("chassis", V.Box(size=tuple(box.size), center=tuple(np.asarray(box.center) - com), color=HULL))
+    for shape in hull_shapes(spec):
+        if isinstance(shape, ConvexPolyhedron):
+            verts = shape.vertices @ shape.rot.T + np.asarray(shape.pos)
+            m.add_visual("chassis", V.Mesh(vertices=tuple(map(tuple, verts)),
+                                           faces=tuple(map(tuple, shape.triangles())), color=HULL))
+        else:
+            m.add_visual("chassis", V.Box(size=tuple(2.0 * shape.half), center=tuple(shape.pos), color=HULL))
     sus, sh, sp = spec.suspension, spec.shoes, spec.sprocket
     half = 0.5 * (sus.wheel_width - sus.wheel_gap)
     off = 0.25 * (sus.wheel_width + sus.wheel_gap)

@@ -23,12 +23,22 @@ from __future__ import annotations
 import math
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 __all__ = [
     "SpecError",
     "MaterialSpec",
     "BoxSpec",
+    "ConvexSpec",
     "ChassisSpec",
     "SprocketSpec",
     "TensionerSpec",
@@ -59,7 +69,8 @@ class SpecError(ValueError):
         self.problems = problems
         self.source = source
         head = f"invalid vehicle spec{f' {source}' if source else ''}:"
-        lines = [f"  {path} = {value if value == '(missing)' else repr(value)}: {reason}"
+        lines = [f"  {path}: {reason}" if value is _WHOLE else
+                 f"  {path} = {value if value == '(missing)' else repr(value)}: {reason}"
                  for path, value, reason in problems]
         super().__init__("\n".join([head, *lines]))
 
@@ -72,13 +83,23 @@ class SpecError(ValueError):
             if msg.startswith("Value error, "):
                 msg = msg[len("Value error, "):]
             value = "(missing)" if e.get("type") == "missing" else e.get("input")
+            if not path and isinstance(value, dict):
+                value = _WHOLE  # a check of the whole spec: its reason names the fields, the value would be all of it
             probs.append((path or "(spec)", value, msg))
         return cls(probs, source)
 
 
+_WHOLE = object()
+
+
 def _path(loc) -> str:
     out = ""
+    prev = None
     for p in loc:
+        if p in ("box", "convex") and isinstance(prev, int):
+            prev = p
+            continue  # the tag of a hull part's kind
+        prev = p
         if isinstance(p, int):
             out += f"[{p}]"
         else:
@@ -125,12 +146,61 @@ class BoxSpec(SpecModel):
     size: tuple[Positive, Positive, Positive] = Field(description="full lengths along x, y, z, m")
 
 
+class ConvexSpec(SpecModel):
+    """A convex polyhedron in the vehicle frame: its vertices (m); its faces are their convex hull.
+
+    Validated on construction: at least 4 finite, distinct vertices enclosing a volume, each on the hull
+    (a vertex inside the others' hull means the shape is not convex: split it into convex parts).
+    """
+
+    vertices: tuple[Vec3, ...] = Field(min_length=4, description="vertices (x, y, z), m (vehicle frame)")
+    label: str = Field("", description="what part of the vehicle it is (messages, drawings)")
+
+    @field_validator("vertices")
+    @classmethod
+    def _convex(cls, v):
+        from ..contact.shapes import convex_faces
+
+        convex_faces(v, what="the vertices")
+        return v
+
+    def extent(self) -> tuple[tuple[float, float, float], tuple[float, float, float]]:
+        """Lowest and highest x, y, z of the vertices, m (vehicle frame)."""
+        import numpy as np
+
+        V = np.asarray(self.vertices, float)
+        return tuple(V.min(axis=0).tolist()), tuple(V.max(axis=0).tolist())
+
+
+def _hull_kind(v) -> str:
+    if isinstance(v, dict):
+        return "convex" if "vertices" in v else "box"
+    return "convex" if isinstance(v, ConvexSpec) else "box"
+
+
+HullPart = Annotated[Annotated[BoxSpec, Tag("box")] | Annotated[ConvexSpec, Tag("convex")],
+                     Discriminator(_hull_kind)]
+
+
+def _box_extent(b: BoxSpec):
+    lo = tuple(c - 0.5 * d for c, d in zip(b.center, b.size))
+    hi = tuple(c + 0.5 * d for c, d in zip(b.center, b.size))
+    return lo, hi
+
+
+def hull_part_extent(part) -> tuple[tuple[float, float, float], tuple[float, float, float]]:
+    """Lowest and highest x, y, z of a hull part (box or convex polyhedron), m (vehicle frame)."""
+    return part.extent() if isinstance(part, ConvexSpec) else _box_extent(part)
+
+
 class ChassisSpec(SpecModel):
     mass: Positive = Field(description="chassis mass, kg")
     inertia: Inertia = Field(description="principal moments about the centre of mass (x, y, z), kg m^2")
     com: Vec3 = Field(description="centre of mass, m (vehicle frame)")
     driver_position: Vec3 = Field(description="driver's seat reference point, m (vehicle frame)")
-    hull: tuple[BoxSpec, ...] = Field((), description="collision boxes of the hull, vehicle frame")
+    hull: tuple[HullPart, ...] = Field(
+        (), description="collision shapes of the hull, vehicle frame: boxes (center, size) and convex polyhedra "
+                        "(vertices); they touch the terrain only")
     material: str = Field("hull", description="material name")
 
     _inertia = field_validator("inertia")(classmethod(lambda cls, v: _check_inertia(v)))
@@ -435,6 +505,33 @@ class VehicleSpec(SpecModel):
                 f"sprocket.lateral_backlash {b} puts the sprocket's guide face (backlash + shoes.guide_width/2 = "
                 f"{b + 0.5 * self.shoes.guide_width:.4g} m from the mid-plane) outside its gears (gear_separation/2 "
                 f"= {0.5 * self.sprocket.gear_separation:.4g} m)")
+        return self
+
+    @model_validator(mode="after")
+    def _hull_placement(self):
+        """The hull sits above the ground line of the design pose and over the running gear."""
+        if not self.chassis.hull:
+            return self
+        sus = self.suspension
+        track = self.shoes.top + self.shoes.bottom
+        wheel_z = [st.pivot[1] - sus.arm_length * math.sin(sus.design_angle) for st in sus.stations]
+        ground = min(min(wheel_z) - sus.wheel_radius, self.idler.location[1] - self.idler.radius) - track
+        problems = []
+        lo_x, hi_x = math.inf, -math.inf
+        for k, part in enumerate(self.chassis.hull):
+            lo, hi = hull_part_extent(part)
+            lo_x, hi_x = min(lo_x, lo[0]), max(hi_x, hi[0])
+            if lo[2] <= ground:
+                problems.append(
+                    f"chassis.hull[{k}] reaches down to z = {lo[2]:.4g} m, at or below the ground line z = "
+                    f"{ground:.4g} m of the design pose (the lowest road-wheel or idler bottom minus the track's "
+                    f"{track:.4g} m): the hull would carry the vehicle instead of its tracks")
+        cx = self.chassis.com[0]
+        if not lo_x <= cx <= hi_x:
+            problems.append(f"chassis.hull spans x = {lo_x:.4g} .. {hi_x:.4g} m but the chassis centre of mass is at "
+                            f"x = {cx:.4g} m: the hull is not over the running gear (a sign or frame error?)")
+        if problems:
+            raise ValueError("; ".join(problems))
         return self
 
     # ---------------------------------------------------------------- editing

@@ -19,8 +19,10 @@ step 1): slice the terrain (step 2, :mod:`._slice`), then (step 3)
   ``m = v_hull(P) - V_t t``: on the hull at P, and through ``V_t`` as
   ``-r_s F_t`` on the sprocket (``+r_s F_t`` on the hull) — traction, braking
   and skid steering come from the tracks' speeds;
-- hull planes: hull box corners in the ground and ground corners in the hull
-  boxes (``K δ^{3/2} (1 + α δ̇)`` and friction).
+- hull planes: the hull's section in each hull plane is a convex polygon
+  (a box's rectangle, a polyhedron's section); its corners in the ground and
+  ground corners in it, pushed out through its nearest edge
+  (``K δ^{3/2} (1 + α δ̇)`` and friction).
 
 Jacobians are taken with respect to the coordinates of the bodies a force
 depends on (hull C, wheel A, wheel B, sprocket S: the *roles* of an element)
@@ -71,7 +73,7 @@ VehiclePack = namedtuple(
     "plane_side plane_y plane_kappa "
     "wheel_body wheel_side wheel_R wheel_y wheel_elem "
     "pair_a pair_b pair_side pair_elem "
-    "hplane_y hplane_box hplane_kappa hull_c hull_h hull_elem "
+    "hplane_y hplane_kappa hplane_ptr hplane_dmax hplane_ctr hplane_reach hpoly_v hpoly_n hull_elem "
     "win_lo win_hi elem_roles",
 )
 Params = namedtuple("Params", "law alpha v0 p_exp mu_track mu_hull irregularities min_dn plane_half")
@@ -962,28 +964,23 @@ def _hull_contact(e, jac, C, X, nu, Gnu, delta, Gdelta, K, mu, tc, Gtc, GX, n, V
 @jit
 def _hull_plane(e, jac, hp, buf, nseg, n, V, P_, work, pos, R, body_T, body_W, vel, omega, mode, Q, Kx, Kv, on, nc,
                 hout, tout):
-    """Hull box of this plane against the slice: box corners in the ground, ground corners in the box."""
+    """The hull's section in this plane (a convex polygon, hull frame x z: corners ``hpoly_v``, edge k from
+    corner k to k+1 with outward normal and offset ``hpoly_n[k]``) against the slice: its corners in the
+    ground, ground corners in it (pushed out through its nearest edge)."""
     C = V.chassis
-    box = V.hplane_box[hp]
     yb = V.hplane_y[hp]
     K = V.hplane_kappa[hp]
-    cx = V.hull_c[box, 0]
-    cz = V.hull_c[box, 2]
-    hx = V.hull_h[box, 0]
-    hz = V.hull_h[box, 2]
-    x0 = cx - hx
-    x1 = cx + hx
-    z0 = cz - hz
-    z1 = cz + hz
-    dmax = min(hx, hz)
+    k0 = V.hplane_ptr[hp]
+    k1 = V.hplane_ptr[hp + 1]
+    dmax = V.hplane_dmax[hp]
     Gn = work.Gn
     Gnu = work.Gnu
     Gt = work.Gt
     Ga = work.Ga
     GX = work.G4
     Gd = work.s13
-    for corner in range(4):
-        sb = (x0 if corner % 2 == 0 else x1, yb, z0 if corner < 2 else z1)
+    for corner in range(k0, k1):
+        sb = (V.hpoly_v[corner, 0], yb, V.hpoly_v[corner, 1])
         rho = _mat_vec(R, C, sb)
         X = (pos[C, 0] + rho[0], pos[C, 1] + rho[1], pos[C, 2] + rho[2])
         for j in range(nseg):
@@ -1014,7 +1011,7 @@ def _hull_plane(e, jac, hp, buf, nseg, n, V, P_, work, pos, R, body_T, body_W, v
                               + _dot(r, _col(Gnu, c)))
             _hull_contact(e, jac, C, X, nu, Gnu, delta, Gd, K, min(buf.mu[j], P_.mu_hull), t, Gt, GX, n, V, P_,
                           work, pos, R, vel, omega, mode, Q, Kx, Kv, on, nc, hout, tout)
-    # ground corners inside the box: every segment's start, and the end of a chain's last segment
+    # ground corners inside the polygon: every segment's start, and the end of a chain's last segment
     ex = (R[C, 0, 0], R[C, 1, 0], R[C, 2, 0])
     ez = (R[C, 0, 2], R[C, 1, 2], R[C, 2, 2])
     Gnuc = work.G3
@@ -1027,25 +1024,22 @@ def _hull_plane(e, jac, hp, buf, nseg, n, V, P_, work, pos, R, body_T, body_W, v
             rho = (Vp[0] - pos[C, 0], Vp[1] - pos[C, 1], Vp[2] - pos[C, 2])
             xb = _dot(rho, ex)
             zb = _dot(rho, ez)
-            if not (x0 < xb < x1 and z0 < zb < z1):
+            # the nearest edge (depth inside it); outside any edge: not inside
+            dep = 1e300
+            kb = -1
+            for k in range(k0, k1):
+                dk = V.hpoly_n[k, 2] - V.hpoly_n[k, 0] * xb - V.hpoly_n[k, 1] * zb
+                if dk <= 0.0:
+                    kb = -1
+                    break
+                if dk < dep:
+                    dep = dk
+                    kb = k
+            if kb < 0:
                 continue
-            # the nearest face: bottom, top, rear, front
-            dep = zb - z0
-            axis = 2
-            sgn = 1.0
-            if z1 - zb < dep:
-                dep = z1 - zb
-                sgn = -1.0
-            if xb - x0 < dep:
-                dep = xb - x0
-                axis = 0
-                sgn = 1.0
-            if x1 - xb < dep:
-                dep = x1 - xb
-                axis = 0
-                sgn = -1.0
-            e_ = ex if axis == 0 else ez
-            nu = (sgn * e_[0], sgn * e_[1], sgn * e_[2])
+            ax = -V.hpoly_n[kb, 0]
+            az = -V.hpoly_n[kb, 1]
+            nu = (ax * ex[0] + az * ez[0], ax * ex[1] + az * ez[1], ax * ex[2] + az * ez[2])
             tc = _cross(n, nu)
             _basis(e, mode, V.elem_roles, work.el_blk, work.el_done, work.el_T, work.el_W, R, body_T, body_W, nc)
             if jac == FULL:
@@ -1054,10 +1048,10 @@ def _hull_plane(e, jac, hp, buf, nseg, n, V, P_, work, pos, R, body_T, body_W, v
                 WC = work.el_W[e, 0]
                 _embed6(buf.ga[j] if end == 0 else buf.gb[j], GX, nc)
                 for c in range(nc):
-                    ge = _cross(_col(WC, c), e_)
-                    _set_col(Gnuc, c, (sgn * ge[0], sgn * ge[1], sgn * ge[2]))
-                    Gd[c] = sgn * (_dot((GX[0, c] - TC[0, c], GX[1, c] - TC[1, c], GX[2, c] - TC[2, c]), e_)
-                                   + _dot(rho, ge))
+                    ge = _cross(_col(WC, c), nu)
+                    _set_col(Gnuc, c, ge)
+                    Gd[c] = (_dot((GX[0, c] - TC[0, c], GX[1, c] - TC[1, c], GX[2, c] - TC[2, c]), nu)
+                             + _dot(rho, ge))
                     t1 = _cross(_col(Gn, c), nu)
                     t2 = _cross(n, _col(Gnuc, c))
                     _set_col(Gtc, c, (t1[0] + t2[0], t1[1] + t2[1], t1[2] + t2[2]))
@@ -1066,46 +1060,34 @@ def _hull_plane(e, jac, hp, buf, nseg, n, V, P_, work, pos, R, body_T, body_W, v
 
 
 @jit
-def _box_corners(V, hp, y, pos, R, C):
-    """World corners of hull box plane hp (at hull y ``y``): rear-bottom, front-bottom, rear-top, front-top."""
-    box = V.hplane_box[hp]
-    cx = V.hull_c[box, 0]
-    cz = V.hull_c[box, 2]
-    hx = V.hull_h[box, 0]
-    hz = V.hull_h[box, 2]
-    a = _mat_vec(R, C, (cx - hx, y, cz - hz))
-    b = _mat_vec(R, C, (cx + hx, y, cz - hz))
-    c = _mat_vec(R, C, (cx - hx, y, cz + hz))
-    d = _mat_vec(R, C, (cx + hx, y, cz + hz))
-    o = (pos[C, 0], pos[C, 1], pos[C, 2])
-    return ((o[0] + a[0], o[1] + a[1], o[2] + a[2]), (o[0] + b[0], o[1] + b[1], o[2] + b[2]),
-            (o[0] + c[0], o[1] + c[1], o[2] + c[2]), (o[0] + d[0], o[1] + d[1], o[2] + d[2]))
+def _section_clear(T, V, hp, y, pos, R, C, margin):
+    """Whether the hull's section in plane hp (at hull y ``y``) lies above every terrain part.
 
-
-@jit
-def _box_clear(T, X, margin):
-    """Whether the 4 points X (a hull box's corners in one plane) lie above every terrain part.
-
-    Above a plane: ``N·(X - P) > margin``; above a profile: higher than its highest vertex;
-    a mesh: outside its hierarchy's root box. Then the box can neither reach into the ground nor hold a
+    Above a plane: ``N·(X - P) > margin`` at every corner; above a profile: higher than its highest vertex;
+    a mesh: outside its hierarchy's root box. Then the section can neither reach into the ground nor hold a
     ground point, and its plane needs no slice (the hull planes are 6 of the 10 slices of an M113 step).
     """
-    for p in range(T.pl_n.shape[0]):
-        for c in range(4):
-            if ((X[c][0] - T.pl_p[p, 0]) * T.pl_n[p, 0] + (X[c][1] - T.pl_p[p, 1]) * T.pl_n[p, 1]
-                    + (X[c][2] - T.pl_p[p, 2]) * T.pl_n[p, 2]) <= margin:
+    k0 = V.hplane_ptr[hp]
+    k1 = V.hplane_ptr[hp + 1]
+    lo = (1e300, 1e300, 1e300)
+    hi = (-1e300, -1e300, -1e300)
+    for k in range(k0, k1):
+        w = _mat_vec(R, C, (V.hpoly_v[k, 0], y, V.hpoly_v[k, 1]))
+        X = (pos[C, 0] + w[0], pos[C, 1] + w[1], pos[C, 2] + w[2])
+        for p in range(T.pl_n.shape[0]):
+            if ((X[0] - T.pl_p[p, 0]) * T.pl_n[p, 0] + (X[1] - T.pl_p[p, 1]) * T.pl_n[p, 1]
+                    + (X[2] - T.pl_p[p, 2]) * T.pl_n[p, 2]) <= margin:
                 return False
-    for p in range(T.pr_ztop.shape[0]):
-        for c in range(4):
-            if X[c][2] <= T.pr_ztop[p] + margin:
+        for p in range(T.pr_ztop.shape[0]):
+            if X[2] <= T.pr_ztop[p] + margin:
                 return False
+        lo = (min(lo[0], X[0]), min(lo[1], X[1]), min(lo[2], X[2]))
+        hi = (max(hi[0], X[0]), max(hi[1], X[1]), max(hi[2], X[2]))
     for r in range(T.me_root.shape[0] - 1):
         root = T.me_root[r]
         overlap = True
         for i in range(3):
-            lo = min(min(X[0][i], X[1][i]), min(X[2][i], X[3][i]))
-            hi = max(max(X[0][i], X[1][i]), max(X[2][i], X[3][i]))
-            if hi < T.bvh_min[root, i] - margin or lo > T.bvh_max[root, i] + margin:
+            if hi[i] < T.bvh_min[root, i] - margin or lo[i] > T.bvh_max[root, i] + margin:
                 overlap = False
         if overlap:
             return False
@@ -1177,8 +1159,8 @@ def evaluate(mode, jac, T, V, P_, pos, R, vel, omega, body_T, body_W, buf, work,
                 work.win[q, i] = pos[C, i] + w[i]
             lo = (min(lo[0], work.win[q, 0]), min(lo[1], work.win[q, 1]), min(lo[2], work.win[q, 2]))
             hi = (max(hi[0], work.win[q, 0]), max(hi[1], work.win[q, 1]), max(hi[2], work.win[q, 2]))
-        if pl >= npl and _box_clear(T, _box_corners(V, pl - npl, y, pos, R, C), 1e-6):
-            continue  # a hull box above the whole terrain touches nothing: no slice
+        if pl >= npl and _section_clear(T, V, pl - npl, y, pos, R, C, 1e-6):
+            continue  # a hull section above the whole terrain touches nothing: no slice
         buf.n[0] = 0
         # only the terrain kinds present: each call passes the terrain and slice tuples (~450 words)
         if T.pr_ptr.shape[0] > 1 and not slice_profiles(T, o, n, work.win, buf, P_.min_dn):
@@ -1236,14 +1218,11 @@ def evaluate(mode, jac, T, V, P_, pos, R, vel, omega, body_T, body_W, buf, work,
                                       body_T, body_W, vel, omega, mode, Q, Kx, Kv, on, nc, wout, sout, tout)
         else:
             hp = pl - npl
-            box = V.hplane_box[hp]
-            hx = V.hull_h[box, 0]
-            hz = V.hull_h[box, 2]
-            # every contact of the box lies within its half-diagonal (+ the deepest corner depth) of its centre
-            ctr = _mat_vec(R, C, (V.hull_c[box, 0], y, V.hull_c[box, 2]))
-            reach = math.sqrt(hx * hx + hz * hz) + min(hx, hz)
-            if _segments_near((pos[C, 0] + ctr[0], pos[C, 1] + ctr[1], pos[C, 2] + ctr[2]), reach, buf.a, buf.t,
-                              buf.L, nseg):
+            # every contact of the section lies within its farthest corner (+ the deepest corner depth) of its
+            # centre
+            ctr = _mat_vec(R, C, (V.hplane_ctr[hp, 0], y, V.hplane_ctr[hp, 1]))
+            if _segments_near((pos[C, 0] + ctr[0], pos[C, 1] + ctr[1], pos[C, 2] + ctr[2]), V.hplane_reach[hp],
+                              buf.a, buf.t, buf.L, nseg):
                 _hull_plane(V.hull_elem, jac, hp, buf, nseg, n, V, P_, work, pos, R, body_T, body_W, vel, omega,
                             mode, Q, Kx, Kv, on, nc, hout, tout)
     for s_ in range(2):

@@ -74,7 +74,7 @@ class MasslessOptions:
     irregularities : bool
         Factitious irregularities between adjacent wheels (Fig. 8).
     hull : bool
-        Hull boxes collide with the terrain (in two planes per box).
+        The hull collides with the terrain (its section in two planes across each convex part).
     hull_sinkage : float
         Penetration (m) of one hull corner carrying the whole vehicle weight.
     arc_tolerance : float
@@ -197,22 +197,39 @@ class MasslessTrack:
                         cols[e, ncols[e]] = 6 * k + i
                         ncols[e] += 1
         self._cols, self._ncols = cols, ncols
-        # ---- hull planes (two Gauss planes per box) and window (hull frame)
-        hp_y, hp_box, hull_c, hull_h = [], [], [], []
+        # ---- hull planes (two Gauss planes across each convex part), their sections, and window (hull frame)
         K_hull = total * G / opt.hull_sinkage ** 1.5
+        hp_y, hp_ptr, hp_dmax, hp_ctr, hp_reach, poly_v, poly_n = [], [0], [], [], [], [], []
         if opt.hull:
-            for bi, (c, h) in enumerate(lay.hull_boxes):
-                hull_c.append(c - com)
-                hull_h.append(h)
+            for part in lay.hull_parts:
+                Vp = np.asarray(part, float) - com
+                ylo, yhi = Vp[:, 1].min(), Vp[:, 1].max()
                 for off in (-1.0, 1.0):
-                    hp_y.append(c[1] - com[1] + off * h[1] / math.sqrt(3.0))
-                    hp_box.append(bi)
+                    y = 0.5 * (ylo + yhi) + off * 0.5 * (yhi - ylo) / math.sqrt(3.0)
+                    P = hull_section(Vp, y)
+                    if P is None:
+                        continue
+                    cen = P.mean(axis=0)
+                    for k in range(len(P)):
+                        d = P[(k + 1) % len(P)] - P[k]
+                        nrm = np.array([d[1], -d[0]]) / np.linalg.norm(d)
+                        if nrm @ (cen - P[k]) > 0:
+                            nrm = -nrm
+                        poly_v.append(P[k])
+                        poly_n.append([nrm[0], nrm[1], nrm @ P[k]])
+                    lo, hi = P.min(axis=0), P.max(axis=0)
+                    mid, half_ext = 0.5 * (lo + hi), 0.5 * (hi - lo)
+                    hp_y.append(y)
+                    hp_ptr.append(len(poly_v))
+                    hp_dmax.append(float(half_ext.min()))
+                    hp_ctr.append(mid)
+                    hp_reach.append(float(np.linalg.norm(P - mid, axis=1).max() + half_ext.min()))
         pts = []
         for w, r in zip(lay.wheel_body, lay.wheel_radius):
             p = model._q0[idx[w]][:3] - vehicle.origin - com
             pts += [p[[0, 2]] - r, p[[0, 2]] + r]
-        for c, h in lay.hull_boxes:
-            pts += [(c - com)[[0, 2]] - h[[0, 2]], (c - com)[[0, 2]] + h[[0, 2]]]
+        for part in lay.hull_parts:
+            pts += list((np.asarray(part, float) - com)[:, [0, 2]])
         pts = np.array(pts)
         m_ = opt.window_margin
         win_lo = pts.min(axis=0) - m_
@@ -226,8 +243,9 @@ class MasslessTrack:
             np.array(lay.wheel_radius, float), np.array(lay.wheel_y, float) - com[1], np.array(wheel_elem, np.int64),
             np.array([a for a, _ in lay.pairs], np.int64), np.array([b for _, b in lay.pairs], np.int64),
             np.array([lay.wheel_side[a] for a, _ in lay.pairs], np.int64), np.array(pair_elem, np.int64),
-            np.array(hp_y, float), np.array(hp_box, np.int64), np.full(len(hp_y), 0.5 * K_hull),
-            np.array(hull_c, float).reshape(-1, 3), np.array(hull_h, float).reshape(-1, 3), int(hull_elem),
+            np.array(hp_y, float), np.full(len(hp_y), 0.5 * K_hull), np.array(hp_ptr, np.int64),
+            np.array(hp_dmax, float), np.array(hp_ctr, float).reshape(-1, 2), np.array(hp_reach, float),
+            np.array(poly_v, float).reshape(-1, 2), np.array(poly_n, float).reshape(-1, 3), int(hull_elem),
             win_lo, win_hi, roles,
         )
         mu_track = spec.materials[spec.shoes.material].friction
@@ -392,6 +410,32 @@ class MasslessTrack:
                 "point": np.concatenate([wp.reshape(-1, 3), hr[:, :3]]),
                 "normal_force": np.concatenate([self.wout[act, 0], hr[:, 3]]),
                 "penetration": np.concatenate([self.wout[act, 1], np.full(n_h, self.hout[3])])}
+
+
+def hull_section(V, y):
+    """Section of the convex hull of V (n, 3; hull frame) by the plane at hull y = ``y``: its corners (x, z),
+    counter-clockwise, or None if the plane misses it or cuts it in a line.
+
+    The section of a convex hull is the convex hull of the points where the segments between its vertices
+    (every pair on opposite sides, and the vertices on the plane) cross the plane.
+    """
+    from scipy.spatial import ConvexHull, QhullError
+
+    d = V[:, 1] - y
+    tol = 1e-12 * max(1.0, float(np.abs(V).max()))
+    pts = [V[i, [0, 2]] for i in np.nonzero(np.abs(d) <= tol)[0]]
+    for i in np.nonzero(d < -tol)[0]:
+        for j in np.nonzero(d > tol)[0]:
+            t = d[i] / (d[i] - d[j])
+            pts.append(V[i, [0, 2]] + t * (V[j, [0, 2]] - V[i, [0, 2]]))
+    if len(pts) < 3:
+        return None
+    P = np.array(pts)
+    try:
+        h = ConvexHull(P)
+    except QhullError:
+        return None
+    return P[h.vertices]
 
 
 class SliceGrew(Exception):

@@ -1,5 +1,7 @@
 """The cheap tests that decide whether the massless kernels call a contact routine (or slice a plane) at all."""
 
+from collections import namedtuple
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -29,9 +31,13 @@ def test_segments_near_is_the_point_segment_distance(seed, n):
     assert not K._segments_near((X[0], X[1], X[2]), 10.0, a, t, L, 0)  # no segment: nothing near
 
 
-def _box(x0, x1, z0, z1, y=0.0):
-    x0, x1, z0, z1, y = map(float, (x0, x1, z0, z1, y))
-    return ((x0, y, z0), (x1, y, z0), (x0, y, z1), (x1, y, z1))
+_Section = namedtuple("_Section", "hplane_ptr hpoly_v")
+
+
+def _clear(T, x0, x1, z0, z1, margin=1e-6):
+    """``_section_clear`` of a rectangular hull section (the plane of a box), hull frame = world frame."""
+    V = _Section(np.array([0, 4], np.int64), np.array([[x0, z0], [x1, z0], [x1, z1], [x0, z1]], float))
+    return K._section_clear(T, V, 0, 0.0, np.zeros((1, 3)), np.eye(3)[None], 0, margin)
 
 
 def _height_field():
@@ -42,21 +48,21 @@ def _height_field():
     return tt.HeightField(x, y, 0.2 + 0.05 * np.sin(2.0 * x)[:, None] + 0.0 * y[None, :])
 
 
-def test_box_clear_against_the_highest_terrain_point():
-    """A hull box is skipped only when all of it is above every terrain part (plane, profile, mesh)."""
+def test_section_clear_against_the_highest_terrain_point():
+    """A hull section is skipped only when all of it is above every terrain part (plane, profile, mesh)."""
     from trackdyn import terrain as tt
     from trackdyn.contact.massless.slicing import pack_terrain
 
     flat = pack_terrain(tt.Flat())[0]
-    assert K._box_clear(flat, _box(-1, 1, 0.01, 0.5), 1e-6)
-    assert not K._box_clear(flat, _box(-1, 1, -0.01, 0.5), 1e-6)  # a corner in the ground
+    assert _clear(flat, -1, 1, 0.01, 0.5)
+    assert not _clear(flat, -1, 1, -0.01, 0.5)  # a corner in the ground
     incline = pack_terrain(tt.Plane.incline(0.2))[0]  # rises at 0.2 rad along +x: 0.32 m high at x = 1.6
-    assert K._box_clear(incline, _box(-1, 1, 0.3, 0.5), 1e-6)
-    assert not K._box_clear(incline, _box(-1, 1.6, 0.3, 0.5), 1e-6)  # the front-bottom corner under it
+    assert _clear(incline, -1, 1, 0.3, 0.5)
+    assert not _clear(incline, -1, 1.6, 0.3, 0.5)  # the front-bottom corner under it
     bump = pack_terrain(tt.Flat() + tt.HalfRound(0.25, x=10.0))[0]
-    assert K._box_clear(bump, _box(-1, 1, 0.26, 0.5), 1e-6)  # above the whole profile, wherever it is
-    assert not K._box_clear(bump, _box(-1, 1, 0.24, 0.5), 1e-6)  # lower than its top: sliced (conservative)
+    assert _clear(bump, -1, 1, 0.26, 0.5)  # above the whole profile, wherever it is
+    assert not _clear(bump, -1, 1, 0.24, 0.5)  # lower than its top: sliced (conservative)
     mesh = pack_terrain(_height_field())[0]
-    assert K._box_clear(mesh, _box(-1, 1, 0.26, 0.5), 1e-6)
-    assert not K._box_clear(mesh, _box(-1, 1, 0.2, 0.5), 1e-6)
-    assert K._box_clear(mesh, _box(4, 5, 0.01, 0.5), 1e-6) == K._box_clear(flat, _box(4, 5, 0.01, 0.5), 1e-6)
+    assert _clear(mesh, -1, 1, 0.26, 0.5)
+    assert not _clear(mesh, -1, 1, 0.2, 0.5)
+    assert _clear(mesh, 4, 5, 0.01, 0.5) == _clear(flat, 4, 5, 0.01, 0.5)
