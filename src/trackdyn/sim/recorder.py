@@ -1,24 +1,32 @@
 """Recorder: samples named series of a system and a state at output times.
 
 What is kept is chosen by ``record`` entries (glob patterns over the series
-names, each with an optional sampling interval for decimation); samples go
-into a preallocated chunk buffer, which either collects chunks in memory (a
-run without an output folder) or is written as a Parquet row group to a
-results folder when full (:meth:`Recorder.open`), so a long run's memory stays
-at one chunk.
+names, :func:`trackdyn.io.match_series`, each with an optional sampling
+interval for decimation); samples go into a preallocated chunk buffer, which
+either collects chunks in memory (a run without an output folder) or is
+written to a results folder's dataset of parts when full
+(:meth:`Recorder.open`), so a long run's memory stays at one chunk and one
+open part.
+
+A sample is gathered by one compiled call
+(:func:`trackdyn.sim._record_kernels.gather_sample`) from a plan built once:
+for each kept series, the array it lives in (the state, the joint reactions
+or an element's output buffer) and its index. :meth:`Recorder.gather_python`
+is the same gather in NumPy, the oracle of the compiled one.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import math
 import warnings
 
 import numpy as np
-
+from .._compiled import entry_point
+from ..io._glob import compile_glob
 from ..io.results import Result, ResultWriter
 from ..io.scene import find_terrain, scene_from_model, terrain_to_scene
 from ..mbs.model import State
+from . import _record_kernels as RK
 
 __all__ = ["Recorder", "parse_record"]
 
@@ -41,6 +49,10 @@ def _flat_source(arr, k):
         if byte % 8 == 0 and 0 <= byte < base.nbytes:
             return base, base.reshape(-1), byte // 8
     return arr, arr, k
+
+
+def _c_float(a) -> bool:
+    return a.dtype == np.float64 and a.flags.c_contiguous
 
 
 def parse_record(record) -> list[tuple[str, float | None]]:
@@ -99,10 +111,11 @@ class Recorder:
     chunk_rows : int, optional
         Samples per chunk (per Parquet row group when streaming); default
         about 64 MB of samples, reached by doubling from 128 samples. Larger
-        row groups write faster per sample and keep the writer's footer small:
-        pyarrow holds ≈ 0.9 kB of metadata per column chunk until the file is
-        closed, so a file's memory grows with its number of row groups
-        (4 MiB per row group for the M113's 4900 series).
+        row groups write faster per sample and keep a part's footer small:
+        pyarrow holds ≈ 0.9 kB of metadata per column chunk until a file is
+        closed (4 MiB per row group for the M113's 4900 series), which is
+        why a results folder's time series is a dataset of parts, each
+        closed after :attr:`part_rows` samples.
     scene_poses : bool
         Also keep ``pos.*`` and ``quat.*`` of every body that carries a
         visual shape, at the finest recorded rate, so the results folder can
@@ -144,8 +157,8 @@ class Recorder:
         interval = np.full(len(cols), np.inf)  # inf: not kept; 0: every output sample
         unmatched = []
         for pat, dt in self.record:
-            glob = pat.replace("[", "[[]")  # brackets are literal in series names
-            hit = np.array([c == pat or fnmatch.fnmatchcase(c, glob) for c in cols], dtype=bool)
+            glob = compile_glob(pat)
+            hit = np.array([c == pat or glob.fullmatch(c) is not None for c in cols], dtype=bool)
             if not hit.any():
                 unmatched.append(pat)
                 continue
@@ -173,7 +186,15 @@ class Recorder:
         # element outputs are evaluated at a sample only when one of their series is kept (0.6 ms per sample on
         # the M113); body series come from the state itself
         self._need_elements = bool(np.any(self.keep >= n_state_cols))
+        self._every = len(self._groups) == 1 and self._groups[0][0] == 0.0  # everything at every sample
+        self._no_nan = np.zeros(0, dtype=np.intp)
         self._row = np.zeros(len(cols))
+        self._plan = self._compiled_plan(n_state_cols)
+        self._empty3 = np.zeros((0, 3))
+        self._extent = np.array([np.inf, np.inf, -np.inf, -np.inf])  # x_min, y_min, x_max, y_max of the bodies
+        self._lo, self._hi = self._extent[:2], self._extent[2:]
+        self.compiled = True
+        self._gather = None  # the compiled gather's entry point, typed at the first sample
         self._n = 0
         n = len(self.columns)
         if chunk_rows:
@@ -185,14 +206,13 @@ class Recorder:
             self._alloc(min(self._chunk_rows, _FIRST_CHUNK))
         self._chunks: list[tuple[np.ndarray, np.ndarray]] = []
         self._writer = None
+        self.part_rows: int | None = None  # samples per part of a results folder (None: the writer's default)
         self._t_streamed: list[np.ndarray] = []  # times of the samples written to the folder
         self._terrain = None
         self._summary = None
         self.extra_metadata: dict = {}
         self.last_t: float | None = None
         self.n_samples = 0
-        self._lo = np.full(2, np.inf)
-        self._hi = np.full(2, -np.inf)
 
     def _gather_plan(self, off: int):
         """Element outputs grouped by the buffer they live in: (flat buffer, indices, row positions).
@@ -209,6 +229,63 @@ class Recorder:
             g[2].append(off + j)
         return [(src, np.asarray(ix, dtype=np.intp), np.asarray(dst, dtype=np.intp))
                 for src, ix, dst in groups.values()]
+
+    def _compiled_plan(self, n_state_cols: int) -> tuple:
+        """Where each kept series lives: the arguments of :func:`~trackdyn.sim._record_kernels.gather_sample`
+        after the state and reactions (``elem``, then the body, joint and element index arrays).
+
+        Element series come from the flat C-contiguous float64 buffer behind
+        the series' view when there is one (a few dozen buffers hold the
+        M113's 1550 element series), else from a staging buffer that
+        :meth:`sample` fills from the series' own array first (``_staged``).
+        """
+        elem: list[np.ndarray] = []
+        buffers: dict[int, int] = {}
+        staged = []
+        e_src, e_idx = [], []
+        for arr, k in self._elem:
+            owner, src, ix = _flat_source(arr, k)
+            if isinstance(src, np.ndarray) and src.ndim == 1 and src.dtype == np.float64 and src.flags.c_contiguous:
+                b = buffers.get(id(owner))
+                if b is None:
+                    b = buffers[id(owner)] = len(elem)
+                    elem.append(src)
+                e_src.append(b)
+                e_idx.append(ix)
+            else:
+                e_src.append(-1)
+                e_idx.append(len(staged))
+                staged.append((arr, k))
+        self._staged = staged
+        self._stage = np.zeros(max(len(staged), 1))
+        if staged:
+            e_src = [len(elem) if b < 0 else b for b in e_src]
+            elem.append(self._stage)
+        if not elem:
+            elem.append(np.zeros(1))  # the kernel's tuple of buffers is never empty: one type for every call
+        body, joint, el = ([], [], []), ([], [], []), ([], [], [])
+        for c, col in enumerate(self.keep):
+            col = int(col)
+            if col < self._n_body_cols:
+                dst, src, part = body
+                b, r = divmod(col, 16)
+            elif col < self._n_body_cols + self._n_joint_cols:
+                dst, src, part = joint
+                b, r = divmod(col - self._n_body_cols, 6)
+            else:
+                dst, src, part = el
+                j = col - n_state_cols
+                b, r = e_src[j], e_idx[j]
+            dst.append(c)
+            src.append(b)
+            part.append(r)
+        order = np.argsort(np.asarray(el[1], dtype=np.intp), kind="stable")  # element series by buffer
+        el_buf = np.asarray(el[1], dtype=np.intp)[order]
+        elem_ptr = np.searchsorted(el_buf, np.arange(len(elem) + 1)).astype(np.intp)
+        ints = [np.asarray(x, dtype=np.intp) for x in (*body, *joint)]
+        # a tuple of same-typed arrays (Numba: UniTuple) costs less to pass and index than a typed List
+        return (tuple(elem), *ints, elem_ptr, np.asarray(el[0], dtype=np.intp)[order],
+                np.asarray(el[2], dtype=np.intp)[order])
 
     @property
     def chunk_rows(self) -> int:
@@ -236,55 +313,87 @@ class Recorder:
         self._cap = k
 
     # ------------------------------------------------------------------ sampling
-    def sample(self, state: State):
-        """Record the series of ``state`` at ``state.t`` (those due by their interval)."""
-        t = float(state.t)
-        self.last_t = t
-        due = np.zeros(len(self._groups), dtype=bool)
-        for g, (dt, _) in enumerate(self._groups):
+    def _due(self, t: float):
+        """Columns not due at ``t`` (an index array; ``None`` when no series is due) and advance the clocks."""
+        nan_parts = []
+        any_due = False
+        for g, (dt, idx) in enumerate(self._groups):
             if dt == 0.0:
-                due[g] = True
+                any_due = True
                 continue
             nxt = self._next_due[g]
             if nxt is None:
                 self._origin[g] = t  # a decimated series' clock starts at its first sample
             elif t < nxt - 1e-6 * dt:
+                nan_parts.append(idx)
                 continue
-            due[g] = True
+            any_due = True
             origin = self._origin[g]
             self._next_due[g] = origin + dt * (math.floor((t - origin) / dt + 1e-6) + 1)
-        if not due.any():
-            return
+        if not any_due:
+            return None
+        return np.concatenate(nan_parts).astype(np.intp) if nan_parts else self._no_nan
+
+    def sample(self, state: State):
+        """Record the series of ``state`` at ``state.t`` (those due by their interval)."""
+        t = float(state.t)
+        self.last_t = t
+        if self._every:
+            nan_cols = self._no_nan
+        else:
+            nan_cols = self._due(t)
+            if nan_cols is None:
+                return
         s = self.system
-        # the bodies' extent, for drawing the terrain under the whole run
-        lo, hi = state.q[:, :2].min(axis=0), state.q[:, :2].max(axis=0)
-        self._lo = np.minimum(self._lo, lo)
-        self._hi = np.maximum(self._hi, hi)
         if self._need_elements:
             s.evaluate_outputs(state)
         elif self._need_joints:
             s.evaluate_outputs(state, elements=False)
+        if self._need_joints and self._joint_names:
+            F, T = s.reactions(state.lam)
+        else:
+            F = T = self._empty3
+        if self.compiled:
+            for j, (arr, k) in enumerate(self._staged):
+                self._stage[j] = arr[k]
+            q, v, acc = state.q, state.v, state.acc
+            if not (_c_float(q) and _c_float(v) and _c_float(acc) and _c_float(F) and _c_float(T)):
+                q, v, acc, F, T = (np.ascontiguousarray(a, dtype=np.float64) for a in (q, v, acc, F, T))
+            if self._gather is None:
+                # typed once (Numba's dispatch would type the 21 arguments at every sample, ≈ 6 µs): every array
+                # passed is a C-contiguous float64 array of fixed dimension (checked above) or the recorder's own
+                self._gather = entry_point(RK.gather_sample, (q, v, acc, F, T, *self._plan, nan_cols, self._buf,
+                                                              self._n, t, self._tbuf, self._extent))
+            self._gather(q, v, acc, F, T, *self._plan, nan_cols, self._buf, self._n, t, self._tbuf, self._extent)
+        else:
+            self.gather_python(state, F, T, nan_cols, t)
+        self._n += 1
+        self.n_samples += 1
+        if self._n == self._cap:
+            self._flush()
+
+    def gather_python(self, state: State, F, T, nan_cols, t: float) -> None:
+        """The gather of :meth:`sample` in NumPy (the recorder before its compiled gather; the tests' oracle).
+
+        Set :attr:`compiled` to ``False`` to record through it.
+        """
         row = self._row
-        nb_ = s.nb
+        nb_ = self.system.nb
+        # the bodies' extent, for drawing the terrain under the whole run
+        lo, hi = state.q[:, :2].min(axis=0), state.q[:, :2].max(axis=0)
+        self._lo[:] = np.minimum(self._lo, lo)
+        self._hi[:] = np.maximum(self._hi, hi)
         body = np.concatenate([state.q, state.v, state.acc[:, :3]], axis=1)  # (nb, 16)
         row[: 16 * nb_] = body.ravel()
         if self._need_joints and self._joint_names:
-            F, T = s.reactions(state.lam)
             row[self._n_body_cols: self._n_body_cols + self._n_joint_cols] = np.concatenate([F, T], 1).ravel()
         if self._need_elements:
             for arr, ks, dst in self._elem_gather:
                 row[dst] = arr[ks]
         out = self._buf[:, self._n]
         out[:] = row[self.keep]
-        if not due.all():
-            for g, (_, idx) in enumerate(self._groups):
-                if not due[g]:
-                    out[idx] = np.nan
+        out[nan_cols] = np.nan
         self._tbuf[self._n] = t
-        self._n += 1
-        self.n_samples += 1
-        if self._n == self._cap:
-            self._flush()
 
     def _flush(self):
         if self._n == 0:
@@ -314,7 +423,10 @@ class Recorder:
         """Stream samples into the results folder ``directory`` from now on.
 
         Samples already held in memory are written first. The folder is
-        marked incomplete until :meth:`result` finalises it.
+        marked incomplete until :meth:`result` finalises it. Samples go into
+        ``directory/timeseries.parquet/``, a dataset of parts of
+        :attr:`part_rows` samples each (default: about 64 MiB of samples,
+        :func:`trackdyn.io.results.default_part_rows`).
 
         Parameters
         ----------
@@ -331,7 +443,7 @@ class Recorder:
             raise RuntimeError(f"Recorder: already writing to {self._writer.directory}")
         if isinstance(terrain, (dict, tuple, list)):
             terrain_to_scene(terrain)  # reject a bad description now, before the run
-        self._writer = ResultWriter(directory, self.columns)
+        self._writer = ResultWriter(directory, self.columns, part_rows=self.part_rows)
         self._terrain = terrain
         self._summary = summary
         if metadata:
@@ -344,7 +456,7 @@ class Recorder:
         return self._writer.directory
 
     def abort(self, error) -> None:
-        """A run died: close the partial file and leave the folder marked incomplete."""
+        """A run died: write the samples held so far as a last part and leave the folder marked incomplete."""
         if self._writer is not None:
             self._flush()
             self._writer.abort(f"{type(error).__name__}: {error}")

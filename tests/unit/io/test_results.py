@@ -1,14 +1,17 @@
 """Results folders: streaming in chunks, atomic finalisation, decimation, lazy loading, scene and summary."""
 
 import json
+import os
 import tracemalloc
+from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
 import trackdyn as td
-from trackdyn.io.results import INCOMPLETE_MARKER, is_complete, load, match_series, write_summary
+from trackdyn.io.results import (INCOMPLETE_MARKER, ResultWriter, is_complete, load, match_series, part_files,
+                                 write_summary)
 from trackdyn.io.scene import terrain_to_scene
 from trackdyn.sim.recorder import parse_record
 from trackdyn.testing import problems as P
@@ -26,7 +29,9 @@ def test_streamed_run_equals_the_in_memory_run(tmp_path):
     sim.recorder.chunk_rows = 7  # several row groups
     res = sim.run(0.5, out=tmp_path / "run")
     assert res.path == tmp_path / "run" and res.status == "complete"
-    assert pq.ParquetFile(tmp_path / "run" / "timeseries.parquet").metadata.num_row_groups == 8  # ceil(51 / 7)
+    parts = part_files(tmp_path / "run")
+    assert [p.name for p in parts] == ["part-00000.parquet"]  # 51 samples: one part by default
+    assert pq.ParquetFile(parts[0]).metadata.num_row_groups == 8  # ceil(51 / 7)
     assert res.columns == mem.columns
     assert np.array_equal(res.t, mem.t) and np.array_equal(res.values, mem.values)
     back = td.load(tmp_path / "run")
@@ -34,8 +39,103 @@ def test_streamed_run_equals_the_in_memory_run(tmp_path):
     assert np.array_equal(back.values, mem.values)
     meta = json.loads((tmp_path / "run" / "metadata.json").read_text())
     assert meta["n_samples"] == 51 and meta["n_series"] == len(mem.columns) and meta["status"] == "complete"
+    assert meta["timeseries"] == {"layout": "dataset", "parts": 1}
     assert not (tmp_path / "run" / INCOMPLETE_MARKER).exists()
     assert sorted(p.name for p in (tmp_path / "run").iterdir()) == ["metadata.json", "timeseries.parquet"]
+
+
+def test_a_run_split_into_parts_reads_back_as_one_table(tmp_path):
+    """51 samples in parts of 20 (chunks of 7 split at the parts' ends): pandas, pyarrow.dataset and td.load
+    read the folder as the in-memory run, bit for bit."""
+    import pandas as pd
+    import pyarrow.dataset as ds
+
+    mem = chain_sim().run(0.5)
+    sim = chain_sim()
+    sim.recorder.chunk_rows = 7
+    sim.recorder.part_rows = 20
+    sim.run(0.5, out=tmp_path / "run")
+    parts = part_files(tmp_path / "run")
+    assert [p.name for p in parts] == [f"part-0000{k}.parquet" for k in range(3)]
+    assert [pq.ParquetFile(p).metadata.num_rows for p in parts] == [20, 20, 11]
+    assert sorted(p.name for p in (tmp_path / "run" / "timeseries.parquet").iterdir()) == [p.name for p in parts]
+    assert json.loads((tmp_path / "run" / "metadata.json").read_text())["timeseries"]["parts"] == 3
+    df = pd.read_parquet(tmp_path / "run" / "timeseries.parquet")
+    assert list(df.columns) == ["t"] + mem.columns
+    assert np.array_equal(df["t"].to_numpy(), mem.t) and np.array_equal(df[mem.columns].to_numpy(), mem.values)
+    tab = ds.dataset(tmp_path / "run" / "timeseries.parquet", format="parquet").to_table()
+    assert np.array_equal(tab.column("t").to_numpy(), mem.t)
+    assert np.array_equal(np.column_stack([tab.column(c).to_numpy() for c in mem.columns]), mem.values)
+    back = td.load(tmp_path / "run")
+    assert np.array_equal(back.t, mem.t)
+    assert np.array_equal(back["link[2].vel.x"], mem["link[2].vel.x"])  # one column, from every part
+    assert np.array_equal(back.values, mem.values)
+    assert np.array_equal(td.load(tmp_path / "run" / "timeseries.parquet" / "part-00001.parquet").t, mem.t)
+
+
+def test_parts_are_renamed_into_place_never_visible_half_written(tmp_path, monkeypatch):
+    """Every part is written under a hidden temporary name and renamed when closed; during the run the folder
+    always reads as the complete parts so far (the open part is invisible to dataset readers)."""
+    import pyarrow.dataset as ds
+
+    import trackdyn.io.results as R
+
+    renames = []
+    real_replace = os.replace
+
+    def replace(src, dst):
+        renames.append((Path(src).name, Path(dst).name))
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(R.os, "replace", replace)
+    seen = []
+
+    def look(sim):
+        folder = tmp_path / "run" / "timeseries.parquet"
+        visible = [p for p in folder.iterdir() if not p.name.startswith(".")]
+        hidden = [p.name for p in folder.iterdir() if p.name.startswith(".")]
+        assert all(pq.ParquetFile(p).metadata.num_rows == 10 for p in visible)  # only closed, whole parts
+        assert len(hidden) <= 1 and all(h.endswith(".parquet.tmp") for h in hidden)
+        n = ds.dataset(folder, format="parquet").count_rows()
+        assert n == 10 * len(visible)
+        seen.append(n)
+
+    sim = chain_sim()
+    sim.recorder.chunk_rows = 4
+    sim.recorder.part_rows = 10
+    sim.run(0.5, out=tmp_path / "run", callback=look)
+    parts = [r for r in renames if r[1].startswith("part-")]
+    assert parts == [(f".part-{k:05d}.parquet.tmp", f"part-{k:05d}.parquet") for k in range(6)]  # 51 samples
+    assert sorted(set(seen)) == [0, 10, 20, 30, 40] and sorted(seen) == seen  # 48 samples flushed by the end
+    assert not [p for p in (tmp_path / "run" / "timeseries.parquet").iterdir() if p.name.startswith(".")]
+
+
+def test_old_single_file_results_still_load(tmp_path):
+    """A folder written before the dataset layout (one timeseries.parquet file) loads, lazily and by glob."""
+    import pyarrow as pa
+
+    mem = chain_sim().run(0.2)
+    d = tmp_path / "old"
+    d.mkdir()
+    table = pa.Table.from_arrays([pa.array(mem.t)] + [pa.array(mem[c]) for c in mem.columns],
+                                 names=["t"] + mem.columns)
+    pq.write_table(table, d / "timeseries.parquet", row_group_size=7)
+    (d / "metadata.json").write_text(json.dumps({"status": "complete", "n_samples": len(mem.t)}))
+    for path in (d, d / "timeseries.parquet", d / "metadata.json"):
+        res = td.load(path)
+        assert np.array_equal(res.t, mem.t) and res.columns == mem.columns
+    assert np.array_equal(res["pin[1].force.z"], mem["pin[1].force.z"])
+    assert np.array_equal(res.values, mem.values)
+    assert list(td.load(d).frame("link[1-2].pos.z").columns) == ["t", "link[1].pos.z", "link[2].pos.z"]
+    back = td.load(d)
+    back.metadata["note"] = "refreshed"
+    back.save(d)  # same folder: metadata refreshed, the old file kept as it is
+    assert (d / "timeseries.parquet").is_file() and td.load(d).metadata["note"] == "refreshed"
+    back.save(tmp_path / "new")  # another folder: written in the dataset layout
+    assert (tmp_path / "new" / "timeseries.parquet").is_dir()
+    assert np.array_equal(td.load(tmp_path / "new").values, mem.values)
+    chain_sim().run(0.1, out=d)  # a new run replaces the old file by a dataset folder
+    assert (d / "timeseries.parquet").is_dir() and len(td.load(d).t) == 11
 
 
 def test_default_chunks_grow_from_128_samples(tmp_path):
@@ -45,7 +145,8 @@ def test_default_chunks_grow_from_128_samples(tmp_path):
     sim = chain_sim()
     assert sim.recorder.chunk_rows == min((1 << 23) // (len(sim.recorder.columns) + 1), 65536)
     res = sim.run(5.0, out=tmp_path / "run")
-    md = pq.ParquetFile(tmp_path / "run" / "timeseries.parquet").metadata
+    part, = part_files(tmp_path / "run")
+    md = pq.ParquetFile(part).metadata
     assert [md.row_group(k).num_rows for k in range(md.num_row_groups)] == [128, 256, 117]
     assert np.array_equal(res.t, mem.t) and np.array_equal(td.load(tmp_path / "run").values, mem.values)
 
@@ -94,9 +195,11 @@ def test_a_crash_leaves_the_folder_marked_incomplete(tmp_path):
     assert "solver exploded" in (d / INCOMPLETE_MARKER).read_text()
     with pytest.raises(FileNotFoundError, match="incomplete.*stopped before it finished"):
         td.load(d)
-    # the partial samples are kept under the temporary name and readable
-    part = pq.read_table(d / ".timeseries.parquet.partial")
+    # the samples so far are kept as whole parts, the last one written when the run died, and readable
+    assert not [p for p in (d / "timeseries.parquet").iterdir() if p.name.startswith(".")]
+    part = pq.read_table(d / "timeseries.parquet")
     assert 0 < part.num_rows < 21
+    assert np.allclose(part.column("t").to_numpy(), np.arange(part.num_rows) * 1e-2, rtol=0, atol=1e-12)
     # a new complete run makes the folder whole again
     chain_sim().run(0.1, out=d)
     assert is_complete(d) and not (d / INCOMPLETE_MARKER).exists()
@@ -269,10 +372,53 @@ def test_load_selects_series_and_accepts_the_file_path(tmp_path):
         load(tmp_path / "missing")
 
 
-def test_match_series_treats_brackets_literally():
+def test_match_series_treats_brackets_after_a_name_as_indices():
     cols = ["left.roadwheel[0].pos.z", "left.roadwheel[1].pos.z", "left.roadwheel0.pos.z"]
     assert match_series(cols, "left.roadwheel[*].pos.z") == cols[:2]
     assert match_series(cols, ["left.roadwheel[1].pos.z"]) == [cols[1]]
+
+
+@pytest.mark.parametrize("pattern, expect", [
+    ("left.shoe[*].tension", ["left.shoe[0].tension", "left.shoe[9].tension", "left.shoe[10].tension",
+                              "left.shoe[12].tension"]),
+    ("left.shoe[1?].tension", ["left.shoe[10].tension", "left.shoe[12].tension"]),
+    ("left.shoe[9-11].tension", ["left.shoe[9].tension", "left.shoe[10].tension"]),  # integers, not characters
+    ("left.shoe[0,12].tension", ["left.shoe[0].tension", "left.shoe[12].tension"]),
+    ("*[0].*", ["left.shoe[0].tension", "right.arm[0].pos.x"]),
+    ("chassis.pos.[xz]", ["chassis.pos.x", "chassis.pos.z"]),  # after a dot: a character class
+    ("chassis.pos.[!x]", ["chassis.pos.y", "chassis.pos.z"]),
+    ("chassis.*", ["chassis.pos.x", "chassis.pos.y", "chassis.pos.z"]),
+    ("*.pos.x", ["right.arm[0].pos.x", "chassis.pos.x"]),
+    ("odd[name", ["odd[name"]),  # an unclosed bracket is literal
+    ("pin[front].force", ["pin[front].force"]),
+])
+def test_match_series_glob_language(pattern, expect):
+    cols = ["left.shoe[0].tension", "left.shoe[9].tension", "left.shoe[10].tension", "left.shoe[12].tension",
+            "right.arm[0].pos.x", "chassis.pos.x", "chassis.pos.y", "chassis.pos.z", "odd[name", "pin[front].force"]
+    assert match_series(cols, pattern) == expect
+
+
+def test_match_series_refuses_a_backward_range():
+    with pytest.raises(ValueError, match="runs backwards"):
+        match_series(["a[1]"], "a[3-1]")
+
+
+def test_frame_selects_series_by_glob_and_reads_only_those(tmp_path, monkeypatch):
+    mem = chain_sim().run(0.2)
+    df = mem.frame("link[*].pos.z")
+    assert list(df.columns) == ["t"] + [f"link[{k}].pos.z" for k in range(4)]
+    assert np.array_equal(df["link[2].pos.z"].to_numpy(), mem["link[2].pos.z"])
+    chain_sim().run(0.2, out=tmp_path / "r")
+    res = td.load(tmp_path / "r")
+    read = []
+    real = res.prefetch
+    monkeypatch.setattr(res, "prefetch", lambda names: (read.extend(names), real(names)))
+    lazy = res.frame(["link[0-1].pos.z", "pin[3].force.[xz]"])
+    assert list(lazy.columns) == ["t", "link[0].pos.z", "link[1].pos.z", "pin[3].force.x", "pin[3].force.z"]
+    assert read == lazy.columns[1:].tolist() and res._values is None  # nothing else was read
+    assert np.array_equal(lazy.to_numpy(), mem.frame(lazy.columns[1:].tolist()).to_numpy())
+    with pytest.raises(ValueError, match="no series matches"):
+        res.frame("wheel*")
 
 
 def test_write_summary_is_atomic_json(tmp_path):
@@ -281,3 +427,47 @@ def test_write_summary_is_atomic_json(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["summary.json"]
     with pytest.raises(ValueError, match="dict"):
         write_summary(tmp_path, [1, 2])
+
+
+def test_the_writer_keeps_nothing_per_closed_part(tmp_path):
+    """Memory flat in the number of parts: after each part closes, the writer holds no Parquet writer and no
+    open file, and its own state (counters, names) is the same after 2 parts as after 40.
+
+    pyarrow keeps every row group's metadata of an open file until it closes (bench/README.md, m113-memory),
+    so what must not grow is the set of open writers and files, and whatever the writer remembers per part.
+    """
+    import pickle
+
+    import pyarrow as pa
+
+    cols = [f"s{k}" for k in range(50)]
+    w = ResultWriter(tmp_path / "r", cols, part_rows=6)
+
+    def open_files():
+        fds = Path("/proc/self/fd")
+        return len(list(fds.iterdir())) if fds.exists() else 0
+
+    def own_state():
+        return len(pickle.dumps({k: v for k, v in vars(w).items()
+                                 if not isinstance(v, (pa.Schema, pq.ParquetWriter))}))
+
+    v = np.arange(3 * len(cols), dtype=float).reshape(3, len(cols))
+    seen = {}
+    files0 = open_files()
+    for k in range(80):  # 3 samples a write, 6 a part: a part closes at every second write
+        w.write(np.arange(3.0) + 3 * k, v)
+        if k % 2 == 1:
+            assert w._writer is None and w._tmp is None  # the part just closed: nothing of it is held
+            assert open_files() == files0
+            if w.n_parts in (2, 40):
+                seen[w.n_parts] = own_state()
+        else:
+            assert isinstance(w._writer, pq.ParquetWriter) and open_files() == files0 + 1  # one open part
+    assert w.n_parts == 40 and abs(seen[40] - seen[2]) <= 8  # counters only: no list of parts or footers
+    w.close({"status": "complete"})
+    assert len(part_files(tmp_path / "r")) == 40 and len(td.load(tmp_path / "r").t) == 240
+
+
+def test_writer_refuses_a_bad_part_size(tmp_path):
+    with pytest.raises(ValueError, match="part_rows"):
+        ResultWriter(tmp_path / "r", ["x"], part_rows=0)
