@@ -112,7 +112,7 @@ def event(
         print_json(dict(res))
         return
     show = {k: v for k, v in res.items() if not isinstance(v, (list, dict))}
-    for k in ("peaks", "barriers", "ditches"):
+    for k in ("peaks", "barriers", "ditches", "peak_sources"):
         if k in res:
             show[k] = res[k]
     for k, v in show.items():

@@ -544,7 +544,11 @@ def _climb_trial(ctx, kind, value, terrain, start_x, driver, t_end, speed, settl
     return info
 
 
-_NOT_IN_TRIALS = ("path", "mechanism_series")  # kept for the last success and the first failure only
+_NOT_IN_TRIALS = ("path", "mechanism_series")
+
+
+def _fail_text(info):
+    return f"FAIL ({info['mode']}: limited by {info.get('limited_by')})"  # kept for the last success and the first failure only
 
 
 def _mechanism(res, s, infos):
@@ -628,7 +632,7 @@ def step_climb_limit(vehicle="m113", *, search: str = "bisect", lo: float = 0.3,
                             FullThrottle(delay=settle_time), settle_time + climb_time, 0.0, settle_time,
                             give_up_after, success, after_success=after_success, label=f"h{height:.4f}")
         infos[height] = info
-        ctx.say(f"  {'pass' if info['passed'] else 'FAIL (' + str(info['mode']) + ')'} "
+        ctx.say(f"  {'pass' if info['passed'] else _fail_text(info)} "
                 f"[{info['stop_reason']}, {info['sim_time_s']:.1f} s sim, {info['wall_time_s']:.0f} s wall]")
         return info["passed"], {k: v for k, v in info.items() if k not in _NOT_IN_TRIALS}
 
@@ -719,7 +723,7 @@ def gap_crossing_limit(vehicle="m113", *, search: str = "bisect", lo: float = 1.
                             t_end, v, 0.0, give_up_after, success, fall=fall, after_success=after_success,
                             label=f"w{width:.4f}")
         infos[width] = info
-        ctx.say(f"  {'pass' if info['passed'] else 'FAIL (' + str(info['mode']) + ')'} "
+        ctx.say(f"  {'pass' if info['passed'] else _fail_text(info)} "
                 f"[{info['stop_reason']}, {info['sim_time_s']:.1f} s sim, {info['wall_time_s']:.0f} s wall]")
         return info["passed"], {k: val for k, val in info.items() if k not in _NOT_IN_TRIALS}
 

@@ -513,8 +513,8 @@ def peak_source(mon: Monitor, t_peak: float, window: float = 0.005) -> dict | No
     "hull_force_N" (largest in the window), "candidates": {name: |a_z| g}}``
     (the three largest), or ``None`` without per-step records.
     """
-    n = mon.n_az
-    if n == 0 or t_peak is None or not len(mon.impact_bodies):
+    n = getattr(mon, "n_az", 0)  # a monitor without per-step records (or a stand-in) has no impacts to name
+    if n == 0 or t_peak is None or not len(getattr(mon, "impact_bodies", ())):
         return None
     t = mon.az_t[:n]
     w = np.abs(t - t_peak) <= window + 1e-12
