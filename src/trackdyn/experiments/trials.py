@@ -18,7 +18,12 @@ they share:
   per-step acceleration when it was kept);
 - :func:`classify_failure`: the failure mode of a failed trial from the
   last seconds of the monitor's samples (nose-in, high-centred, track slip,
-  stalled, fell in).
+  torque-limited, stalled, fell in) and :data:`LIMITED_BY`, what limited it
+  (geometry, track slip, torque-limited);
+- :func:`mechanism_summary` / :func:`mechanism_series`: the mechanism of a
+  trial (per-track slip ratio, sprocket torque against the torque map's
+  limit, hull contact force and where it acts, road-wheel loads, pitch);
+  :func:`peak_source`: the impact that makes a half-round's peak.
 
 Frames: world x forward along the obstacle course, z up; "vehicle frame" is
 the spec's (origin on the left sprocket axis at the centreline).
@@ -134,8 +139,8 @@ class Monitor:
         self.reason = None
         self.k = 0
         self.contact = prep.contact
-        # mechanism of a limit (docs/events.md, "Why a trial failed"): per track, its lateral position, the
-        # drivetrain's slot of its sprocket; the road wheels whose contact forces are their loads
+        # mechanism of a limit (docs/events.md, "Failure modes and what limited the trial"): per track, its
+        # lateral position and the drivetrain's slot of its sprocket; the road wheels whose contacts load them
         self.side_names = [s.name for s in sides]
         self.side_y = np.array([s.y for s in sides], float)
         dt = getattr(prep, "drivetrain", None)
