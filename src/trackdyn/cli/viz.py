@@ -15,6 +15,7 @@ from typing import List, Optional
 import typer
 
 from ..viz.animate import animate as run_animate
+from ..viz.animate import is_event_folder
 from ..viz.plots import FORMATS, plot_series, save_figure
 from ..viz.viewer import write_viewer
 from .results import DIR_HELP, JSON_HELP, expand_series, fail, open_result, print_json
@@ -89,13 +90,17 @@ def animate(
     window: Optional[float] = typer.Option(None, "--window", help="Width of the view when following, m."),
     width: int = typer.Option(960, "--width", help="Frame width, pixels."),
     height: int = typer.Option(544, "--height", help="Frame height, pixels."),
+    overlay: bool = typer.Option(True, "--overlay/--no-overlay", help="Time, speed and scenario (an event's "
+                                 "trial) in the corner."),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ):
-    """Write a side-view (x-z) animation: body outlines, wheels and shoes over the terrain, with a time stamp.
+    """Write a side-view (x-z) animation: hull, wheels, sprocket teeth and every shoe over the terrain, to scale.
 
-    GIF through Pillow, MP4 (H.264) through imageio-ffmpeg.
+    The camera follows the vehicle when it drives out of view. An event's folder (trackdyn event ... --out DIR)
+    is animated trial after trial, each captioned with its value and outcome. GIF through Pillow, MP4 (H.264)
+    through imageio-ffmpeg.
     """
-    res = open_result(directory)
+    res = directory if is_event_folder(directory) else open_result(directory)
     target = out or directory / "animation.gif"
     if target.suffix.lower() not in (".gif", ".mp4"):
         fail(f"--out must end in .gif or .mp4, got {target.name!r}")
@@ -105,13 +110,17 @@ def animate(
         fail(f"--width and --height must be at least 64 pixels, got {width} x {height}")
     try:
         info = run_animate(res, target, fps=fps, t0=t0, t1=t1, speed=speed,
-                           follow=None if follow == "none" else follow, window=window, size=(width, height))
+                           follow=None if follow == "none" else follow, window=window, size=(width, height),
+                           overlay=overlay)
     except ValueError as err:
         fail(str(err))
     if as_json:
         print_json(info)
     else:
-        typer.echo(f"wrote {info['out']} ({info['frames']} frames, {info['t0']:.3f}-{info['t1']:.3f} s)")
+        if "trials" in info:
+            typer.echo(f"wrote {info['out']} ({info['frames']} frames, {len(info['trials'])} trials)")
+        else:
+            typer.echo(f"wrote {info['out']} ({info['frames']} frames, {info['t0']:.3f}-{info['t1']:.3f} s)")
         for w in info["warnings"]:
             typer.echo(f"warning: {w}", err=True)
 

@@ -23,7 +23,7 @@ from ..io.results import load
 from .geometry import SideBatch, SidePrimitive, body_poses, prefetch_poses, quats_to_matrices, wheel_hub
 from .plots import terrain_profile_xz
 
-__all__ = ["animate", "frame_times", "SideView", "DEFAULT_COLORS"]
+__all__ = ["animate", "animate_event", "frame_times", "SideView", "DEFAULT_COLORS", "is_event_folder"]
 
 DEFAULT_COLORS = ("#5b6770", "#8a6d3b", "#3d6e8f", "#6b8e23", "#8f3d5a", "#4f4f8f")
 FORMATS = (".gif", ".mp4")
@@ -366,10 +366,54 @@ class SideView:
         return np.asarray(self.canvas.buffer_rgba())[:, :, :3].copy()
 
 
+def _check_out(out, size):
+    out = Path(out)
+    suffix = out.suffix.lower()
+    if suffix not in FORMATS:
+        raise ValueError(f"animate: output must end in .gif or .mp4, got {out.name!r}")
+    size = (int(size[0]), int(size[1]))
+    if suffix == ".mp4":  # H.264 in yuv420p wants even sizes; imageio-ffmpeg prefers multiples of 16
+        size = (size[0] // 16 * 16, size[1] // 16 * 16)
+    if min(size) < 64:
+        raise ValueError(f"animate: frame size {size} is too small (at least 64 x 64 pixels)")
+    return out, suffix, size
+
+
+def _write_frames(out: Path, suffix: str, fps: float, frames) -> None:
+    """Write the frames (an iterable of RGB arrays) under a temporary name, then rename."""
+    import imageio.v2 as imageio
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.stem}.tmp-{os.getpid()}{suffix}")
+    if suffix == ".gif":
+        writer = imageio.get_writer(tmp, mode="I", duration=1000.0 / fps, loop=0)
+    else:
+        writer = imageio.get_writer(tmp, fps=fps, codec="libx264", quality=7, macro_block_size=16,
+                                    ffmpeg_log_level="error", pixelformat="yuv420p")
+    try:
+        for img in frames:
+            writer.append_data(img)
+    except BaseException:
+        writer.close()
+        tmp.unlink(missing_ok=True)
+        raise
+    writer.close()
+    os.replace(tmp, out)
+
+
+def is_event_folder(path) -> bool:
+    """True for an event's folder (``summary.json`` with trials, no ``metadata.json`` of its own)."""
+    d = Path(path)
+    return d.is_dir() and not (d / "metadata.json").exists() and (d / "summary.json").exists()
+
+
 def animate(result, out, fps: float = 25.0, t0: float | None = None, t1: float | None = None,
             speed: float = 1.0, follow="auto", window: float | None = None, size=(960, 544),
             overlay: bool = True, caption: str | None = None) -> dict:
     """Write a side-view animation of a result (or results folder) to ``out`` (``.gif`` or ``.mp4``).
+
+    An event's folder (``trackdyn event ... --out DIR``) is animated trial
+    after trial by :func:`animate_event`.
 
     Parameters
     ----------
@@ -389,37 +433,67 @@ def animate(result, out, fps: float = 25.0, t0: float | None = None, t1: float |
     dict
         ``out``, ``frames``, ``fps``, ``t0``, ``t1``, ``size`` and ``warnings``.
     """
-    import imageio.v2 as imageio
-
+    if isinstance(result, (str, os.PathLike)) and is_event_folder(result):
+        return animate_event(result, out, fps=fps, speed=speed, follow=follow, window=window, size=size,
+                             overlay=overlay, t0=t0, t1=t1)
     res = load(result) if isinstance(result, (str, os.PathLike)) else result
-    out = Path(out)
-    suffix = out.suffix.lower()
-    if suffix not in FORMATS:
-        raise ValueError(f"animate: output must end in .gif or .mp4, got {out.name!r}")
-    size = (int(size[0]), int(size[1]))
-    if suffix == ".mp4":  # H.264 in yuv420p wants even sizes; imageio-ffmpeg prefers multiples of 16
-        size = (size[0] // 16 * 16, size[1] // 16 * 16)
-    if min(size) < 64:
-        raise ValueError(f"animate: frame size {size} is too small (at least 64 x 64 pixels)")
+    out, suffix, size = _check_out(out, size)
     idx = frame_times(res.t, fps, t0, t1, speed)
     view = SideView(res, follow=follow, window=window, size=size, overlay=overlay, caption=caption)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.stem}.tmp-{os.getpid()}{suffix}")
-    if suffix == ".gif":
-        writer = imageio.get_writer(tmp, mode="I", duration=1000.0 / fps, loop=0)
-    else:
-        writer = imageio.get_writer(tmp, fps=fps, codec="libx264", quality=7, macro_block_size=16,
-                                    ffmpeg_log_level="error", pixelformat="yuv420p")
-    try:
-        for i in idx:
-            writer.append_data(view.draw(int(i)))
-    except BaseException:
-        writer.close()
-        tmp.unlink(missing_ok=True)
-        raise
-    writer.close()
-    os.replace(tmp, out)
+    _write_frames(out, suffix, fps, (view.draw(int(i)) for i in idx))
     warn = [f"body {n!r} has shapes but no recorded pose; not drawn" for n in view.missing]
     return {"out": str(out), "frames": int(len(idx)), "fps": float(fps), "t0": float(res.t[idx[0]]),
             "t1": float(res.t[idx[-1]]), "size": list(size), "follow": None if view.follow is None
             else view.bodies[view.follow][0], "warnings": warn}
+
+
+def trial_caption(summary: dict, k: int, n: int, trial: dict) -> str:
+    """Overlay line of an event's trial: ``step-climb trial 2/6: 0.75 - fail (hull-strike)``."""
+    mode = trial.get("mode") or trial.get("reason")
+    outcome = "pass" if trial.get("passed") else ("fail" + (f" ({mode})" if mode else ""))
+    return f"{summary.get('event', 'event')} trial {k}/{n}: {trial.get('value', '?'):g} - {outcome}" \
+        if isinstance(trial.get("value"), (int, float)) else f"{summary.get('event', 'event')} trial {k}/{n} - {outcome}"
+
+
+def animate_event(folder, out, fps: float = 25.0, speed: float = 1.0, follow="auto", window: float | None = None,
+                  size=(960, 544), overlay: bool = True, t0: float | None = None, t1: float | None = None) -> dict:
+    """Animate an event's trials one after the other, each captioned with its value and outcome.
+
+    The trials are those of ``summary.json`` with a results folder
+    (``trials/<label>/``), in the order they were run; each is framed by its own
+    camera (:class:`SideView`). ``t0`` and ``t1`` window every trial.
+
+    Returns
+    -------
+    dict
+        ``out``, ``frames``, ``fps``, ``trials`` (one ``{caption, folder, frames}`` per trial),
+        ``size`` and ``warnings``.
+    """
+    import json
+
+    folder = Path(folder)
+    summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+    trials = [t for t in summary.get("trials", []) or [] if isinstance(t, dict) and t.get("folder")
+              and (folder / t["folder"] / "metadata.json").exists()]
+    if not trials:
+        raise ValueError(f"animate: the event folder {folder} has no trial with a results folder "
+                         "(run the event with --out to keep them)")
+    out, suffix, size = _check_out(out, size)
+    parts, warn = [], []
+
+    def frames():
+        for k, t in enumerate(trials, start=1):
+            res = load(folder / t["folder"])
+            a = None if t0 is None else max(t0, float(res.t[0]))
+            b = None if t1 is None else min(t1, float(res.t[-1]))
+            idx = frame_times(res.t, fps, a, b, speed)
+            cap = trial_caption(summary, k, len(trials), t)
+            view = SideView(res, follow=follow, window=window, size=size, overlay=overlay, caption=cap)
+            warn.extend(f"{t['folder']}: body {n!r} has shapes but no recorded pose; not drawn" for n in view.missing)
+            parts.append({"caption": cap, "folder": t["folder"], "frames": int(len(idx))})
+            for i in idx:
+                yield view.draw(int(i))
+
+    _write_frames(out, suffix, fps, frames())
+    return {"out": str(out), "frames": int(sum(p["frames"] for p in parts)), "fps": float(fps), "trials": parts,
+            "size": list(size), "warnings": warn}

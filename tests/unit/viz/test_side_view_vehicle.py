@@ -118,3 +118,32 @@ def test_animate_writes_the_followed_vehicle(m113_run, tmp_path):
     frames = iio.imread(tmp_path / "a.gif", index=None)
     assert len(frames) == info["frames"] == 7
     assert not np.array_equal(frames[0], frames[-1])
+
+
+def test_an_event_folder_is_animated_trial_after_trial(chain_run, tmp_path):
+    import json
+    import shutil
+
+    import imageio.v3 as iio
+
+    from trackdyn.cli.main import app
+    from typer.testing import CliRunner
+
+    ev = tmp_path / "event"
+    for label in ("h0.3000", "h0.6000"):
+        shutil.copytree(chain_run, ev / "trials" / label)
+    (ev / "summary.json").write_text(json.dumps({"event": "step-climb", "limit_m": 0.3, "trials": [
+        {"value": 0.3, "passed": True, "folder": "trials/h0.3000"},
+        {"value": 0.6, "passed": False, "mode": "hull-strike", "folder": "trials/h0.6000"},
+        {"value": 0.45, "passed": False, "mode": "slip"}]}))  # no folder kept: not animated
+    info = animate(ev, tmp_path / "ev.gif", fps=5, size=(320, 240), t1=0.6)
+    assert [p["caption"] for p in info["trials"]] == ["step-climb trial 1/2: 0.3 - pass",
+                                                      "step-climb trial 2/2: 0.6 - fail (hull-strike)"]
+    frames = iio.imread(tmp_path / "ev.gif", index=None)
+    assert len(frames) == info["frames"] == 8  # 0, 0.2, 0.4, 0.6 s of each trial
+    # the same pose, another caption: the overlay differs between the trials' first frames
+    assert not np.array_equal(frames[0], frames[4])
+    r = CliRunner().invoke(app, ["animate", str(ev), "--out", str(tmp_path / "cli.gif"), "--fps", "5", "--t1",
+                                 "0.2", "--width", "320", "--height", "240", "--json"])
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["frames"] == 4
