@@ -70,3 +70,23 @@ def test_flat_headline_is_the_mean_of_the_whole_run_not_a_segment():
     assert out["ms_per_step"] == pytest.approx(20.0) and out["wall_per_sim"] == pytest.approx(200.0)
     assert out["steps"] == 300 and out["step_ms_median"] == 10.0 and out["step_ms_p10"] == 10.0
     assert out["split_ms"]["forces"] == pytest.approx(10.0) and out["max_joint_violation_m"] == 3e-6
+
+
+def test_timed_run_headline_is_the_mean_over_the_whole_run(monkeypatch):
+    """Ten steps of 1 ms but one of 91 ms: the headline is 10 ms per step (the mean), the median 1 ms."""
+    import types
+
+    import numpy as np
+
+    import trackdyn as td
+    from trackdyn.testing import benchmarks as B
+    from trackdyn.testing import problems as P
+
+    sim = td.Simulation(P.chain(n_links=2), integrator="euler-implicit-linearized", step=1e-3)
+    ticks = iter(np.cumsum([0.0] + [1e-3] * 9 + [91e-3] + [0.0]))  # start, ten steps, the end of the run
+    monkeypatch.setattr(B, "time", types.SimpleNamespace(perf_counter=lambda: float(next(ticks)),
+                                                         process_time=B.time.process_time))
+    out, dt = B.timed_run(sim, 10e-3)
+    assert out["steps"] == 10 and out["wall_time_s"] == pytest.approx(0.1)
+    assert out["ms_per_step"] == pytest.approx(10.0) and out["wall_per_sim"] == pytest.approx(10.0)
+    assert out["step_ms_median"] == pytest.approx(1.0) and dt.max() == pytest.approx(91.0)
