@@ -133,4 +133,5 @@ def run_benchmark(name: str, **kwargs) -> dict:
 from . import benchmarks_integrators  # noqa: E402,F401  (registers chain64-integrators)
 from . import benchmarks_contact  # noqa: E402,F401  (registers contact-loop)
 from . import benchmarks_massless  # noqa: E402,F401  (registers m113-massless-flat, m113-massless-halfround)
-from . import benchmarks_vehicle  # noqa: E402,F401  (registers m113-flat, m113-stepsize, m113-step, m113-memory)
+from . import benchmarks_vehicle  # noqa: E402,F401  (registers m113-flat, m113-stepsize, m113-step)
+from . import benchmarks_memory  # noqa: E402,F401  (registers m113-memory)

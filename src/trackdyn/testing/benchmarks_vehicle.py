@@ -14,8 +14,7 @@ Registered names (``trackdyn bench NAME --json``, ``python bench/m113_*.py``):
   ``t_end`` s (all runs start from the same settled state), with the wall
   time per simulated second and the largest joint violation of each run.
 - ``m113-step``: full-throttle climb attempt at a 0.6 m rigid step.
-- ``m113-memory``: peak RSS of ``m113-flat`` runs of growing length with
-  output every 10 ms (run in a fresh process per length).
+- ``m113-memory`` moved to :mod:`trackdyn.testing.benchmarks_memory`.
 
 M113 runs are expensive (about 2-7 ms per step on the reference machine):
 every benchmark takes its lengths as arguments so that development runs can
@@ -24,11 +23,7 @@ be short. Timings are never asserted in tests.
 
 from __future__ import annotations
 
-import json
 import os
-import resource
-import subprocess
-import sys
 import time
 import warnings
 from fractions import Fraction
@@ -44,7 +39,7 @@ from ..spec.scenario import Scenario
 from ..terrain import Flat, Step
 from .benchmarks import bench, machine_info, time_per_step, timed_run
 
-__all__ = ["m113_flat", "m113_stepsize", "m113_step", "m113_memory", "cruise_scenario", "settled_cruise",
+__all__ = ["m113_flat", "m113_stepsize", "m113_step", "cruise_scenario", "settled_cruise",
            "time_per_step", "step_size_arg"]
 
 SPEED = 4.2  # m/s, thesis §4.1
@@ -312,49 +307,3 @@ def m113_step(t_end: float = 20.0, step: float = 1e-4, height: float = 0.6, x: f
            "chassis_x_end_m": float(q[ch, 0]), "chassis_z_end_m": float(q[ch, 2]), "machine": machine_info()}
     out.update(r)
     return out
-
-
-def _memory_child(t_end: float, step: float, out: str | None) -> None:
-    def peak():
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # KiB -> MiB (Linux)
-
-    prep = _prepare(cruise_scenario(step=step, output_step=0.01))
-    rss_built = peak()
-    during = [0.0]
-    n_steps = int(round(t_end / step))
-
-    def cb(sim):
-        # high-water mark at the last step, before the result is assembled
-        if sim.steps >= n_steps:
-            during[0] = peak()
-        return False
-
-    t0 = time.perf_counter()
-    res = prep.sim.run(t_end, out=out, callback=cb)
-    wall = time.perf_counter() - t0
-    print(json.dumps({"t_end_s": t_end, "step_size_s": step, "peak_rss_mib": peak(),
-                      "peak_rss_after_build_mib": rss_built, "peak_rss_end_of_loop_mib": during[0],
-                      "samples": len(res.t), "status": res.metadata.get("status"), "wall_time_s": wall}))
-
-
-@bench("m113-memory")
-def m113_memory(lengths=(10.0, 20.0), step: float = 1e-4, out: str | None = None) -> dict:
-    """Peak RSS (MiB) of fresh-process ``m113-flat`` runs of each length, output every 10 ms.
-
-    Three high-water marks per run: after the model build, at the last step
-    of the time loop, and after the :class:`Result` is assembled (which
-    holds every sample in memory, so that one grows with the run's length).
-
-    With ``out`` (a folder) each run streams its samples to ``out/run_<length>``
-    (the results folder of :meth:`Simulation.run`); without, samples stay in memory.
-    The memory does not depend on the step size except through the work
-    buffers, so development runs may use a larger ``step``.
-    """
-    runs = []
-    for T in lengths:
-        dest = None if out is None else os.path.join(str(out), f"run_{float(T):g}")
-        code = (f"from trackdyn.testing.benchmarks_vehicle import _memory_child; "
-                f"_memory_child({float(T)!r}, {float(step)!r}, {dest!r})")
-        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-        runs.append(json.loads(p.stdout.strip().splitlines()[-1]))
-    return {"benchmark": "m113-memory", "streamed": out is not None, "runs": runs, "machine": machine_info()}
