@@ -158,6 +158,24 @@ class Monitor:
                              + [s.idler for s in sides if s.idler in names]) if self.keep_az else []
         self.impact_az = np.full((n_max if self.keep_az else 0, len(self.impact_bodies)), np.nan)
         self.impact_hull = np.full(n_max if self.keep_az else 0, np.nan)
+        # and each torsion arm's angle below the horizontal (hull frame; the torsion bar's θ, against its jounce
+        # stop): does a wheel's peak come from its bar's stop?
+        arms = [a for s in sides for a in s.arms]
+        sus = prep.spec.suspension
+        self.arm_bodies = (np.array([names[a] for a in arms], dtype=np.int64)
+                           if self.keep_az and len(arms) == len(self.wheels) and sus.torsion is not None
+                           else np.zeros(0, np.int64))
+        self.arm_trailing = bool(sus.trailing)
+        self.jounce_limit = float(sus.torsion.jounce_limit) if sus.torsion is not None else float("nan")
+        self.impact_theta = np.full((n_max if len(self.arm_bodies) else 0, len(self.arm_bodies)), np.nan)
+
+    def _arm_angles(self, st) -> np.ndarray:
+        """Each torsion arm's angle below the horizontal of the hull (rad), pivot to wheel centre."""
+        R = quat_to_matrix(st.q[self.c, 3:])
+        # the arm's centre of mass is midway between pivot and wheel centre: wheel - pivot = 2 (wheel - arm)
+        d = 2.0 * (st.q[self.wheels, :3] - st.q[self.arm_bodies, :3]) @ R  # hull frame
+        dx = -d[:, 0] if self.arm_trailing else d[:, 0]
+        return np.arctan2(-d[:, 2], dx)
 
     def _driver_az(self, st) -> float:
         c = self.c
@@ -280,6 +298,8 @@ class Monitor:
             self.az_t[self.n_az] = st.t
             if len(self.impact_bodies):
                 self.impact_az[self.n_az] = st.acc[self.impact_bodies, 2]
+            if len(self.arm_bodies):
+                self.impact_theta[self.n_az] = self._arm_angles(st)
             ct = self._contacts()
             self.impact_hull[self.n_az] = self._hull_force(ct)[0] if ct is not None else 0.0
             self.n_az += 1
@@ -516,7 +536,11 @@ def peak_source(mon: Monitor, t_peak: float, window: float = 0.005) -> dict | No
     the terrain in the window exceeds the weight of the chassis. Returns
     ``{"source", "t_s" (time of that body's largest |a_z|), "accel_g",
     "hull_force_N" (largest in the window), "candidates": {name: |a_z| g}}``
-    (the three largest), or ``None`` without per-step records.
+    (the three largest), and for a road wheel on a torsion arm
+    ``arm_angle_min_deg`` (its arm's smallest angle below the hull's
+    horizontal in the window), ``jounce_limit_deg`` and ``on_jounce_stop``
+    (the bar was past its jounce limit, Table 3.8); ``None`` without per-step
+    records.
     """
     n = getattr(mon, "n_az", 0)  # a monitor without per-step records (or a stand-in) has no impacts to name
     if n == 0 or t_peak is None or not len(getattr(mon, "impact_bodies", ())):
@@ -533,10 +557,18 @@ def peak_source(mon: Monitor, t_peak: float, window: float = 0.005) -> dict | No
     hull = float(np.nanmax(mon.impact_hull[:n][w])) if np.isfinite(mon.impact_hull[:n][w]).any() else 0.0
     weight = float(mon.prep.spec.chassis.mass) * G
     src = "hull" if hull > weight else mon.impact_names[k]
-    return {"source": src, "t_s": float(t[w][i]) if src != "hull" else
-            float(t[w][int(np.nanargmax(mon.impact_hull[:n][w]))]),
-            "accel_g": float(best[k] / G), "hull_force_N": hull,
-            "candidates": {mon.impact_names[j]: float(best[j] / G) for j in order[:3] if np.isfinite(best[j])}}
+    out = {"source": src, "t_s": float(t[w][i]) if src != "hull" else
+           float(t[w][int(np.nanargmax(mon.impact_hull[:n][w]))]),
+           "accel_g": float(best[k] / G), "hull_force_N": hull,
+           "candidates": {mon.impact_names[j]: float(best[j] / G) for j in order[:3] if np.isfinite(best[j])}}
+    theta = getattr(mon, "impact_theta", np.zeros((0, 0)))
+    if src != "hull" and k < theta.shape[1]:
+        # the source wheel's torsion arm: its smallest angle in the window against the jounce stop
+        th = float(np.nanmin(theta[:n][w][:, k]))
+        out["arm_angle_min_deg"] = math.degrees(th)
+        out["jounce_limit_deg"] = math.degrees(mon.jounce_limit)
+        out["on_jounce_stop"] = bool(th < mon.jounce_limit)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------- running

@@ -152,6 +152,11 @@ def test_half_round_peak_is_the_per_step_driver_acceleration(half):
     assert abs(src["t_s"] - run["t_peak_s"]) <= 0.005 + 1e-9
     assert src["accel_g"] == max(src["candidates"].values())
     assert res["peak_sources"] == [[4.0, src["source"], src["t_s"]]]
+    if src["source"] != "hull" and "roadwheel" in src["source"]:
+        # its torsion arm against Table 3.8's jounce stop (-4.59 deg below horizontal), within the arm's travel
+        assert src["jounce_limit_deg"] == pytest.approx(-4.59, abs=1e-3)
+        assert -10.0 < src["arm_angle_min_deg"] < 50.0
+        assert src["on_jounce_stop"] == (src["arm_angle_min_deg"] < src["jounce_limit_deg"])
 
 
 def test_monitor_acceleration_equals_the_recorded_marker(half):
