@@ -329,9 +329,14 @@ def m113_mjcf(h: float, s: dict | None = None, spec: str = "m113", speed: float 
     body.append(open_body("chassis", None) + '<freejoint name="chassis.free"/>')
     qvel["chassis.free"] = np.concatenate([v0[idx["chassis"], :3], v0[idx["chassis"], 3:]])
     com = np.asarray(spec_.chassis.com)
-    for box in spec_.chassis.hull:
-        body.append(_geom("box", _HULL, mat[spec_.chassis.material].friction, size=_v(0.5 * np.asarray(box.size)),
-                          pos=_v(np.asarray(box.center) - com)))
+    assets = []
+    for k, part in enumerate(spec_.chassis.hull):
+        if hasattr(part, "vertices"):  # a convex polyhedron: a MuJoCo mesh (convex hull of its vertices)
+            assets.append(f'<mesh name="hull{k}" vertex="{_v((np.asarray(part.vertices) - com).ravel())}"/>')
+            body.append(_geom("mesh", _HULL, mat[spec_.chassis.material].friction, mesh=f"hull{k}"))
+            continue
+        body.append(_geom("box", _HULL, mat[spec_.chassis.material].friction, size=_v(0.5 * np.asarray(part.size)),
+                          pos=_v(np.asarray(part.center) - com)))
     ten = spec_.idler.tensioner
     torque_speeds, torques = np.array(spec_.powertrain.torque_map).T
     map_scale = sp.assembly_radius if spec_.powertrain.map_speed == "track" else 1.0
@@ -434,6 +439,7 @@ def m113_mjcf(h: float, s: dict | None = None, spec: str = "m113", speed: float 
         f'<mujoco model="{spec_.name}-flat">', '<compiler angle="radian" autolimits="true"/>',
         _option(s, m.gravity),
         f'<default><geom solref="{tc}" solimp="{si}" condim="3" margin="0"/></default>',
+        *(["<asset>", *assets, "</asset>"] if assets else []),
         "<worldbody>",
         f'<geom name="ground" type="plane" size="0 0 1" pos="0 0 {getattr(terrain, "z", 0.0):.12g}" '
         f'contype="{_GROUND}" conaffinity="{_AFFINITY[_GROUND]}" friction="{ground_mu:.6g} 0.005 0.0001"/>',
