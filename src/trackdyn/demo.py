@@ -67,7 +67,7 @@ def run_demo(out, t_end: float = 5.0, progress=None, animation: bool = True, vie
     out = Path(out)
     sc = demo_scenario(t_end)
     prep = prepare(sc, record=["chassis.*", "driver.*", "left.*.pos.*", "left.*.quat.*", "right.*.pos.*",
-                               "right.*.quat.*", "left.sprocket.*", "contact.count"])
+                               "right.*.quat.*", "left.sprocket.*", "contact.count", "*.contact.force.*"])
     sim = prep.sim
     sim.recorder.extra_metadata["scenario"] = {**sc.to_dict(), "description":
                                                f"M113 climbing a {STEP_HEIGHT} m step at full throttle"}

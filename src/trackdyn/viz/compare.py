@@ -256,7 +256,8 @@ def _cost_table(labels, paths, metas):
     rows = []
     for lab, p, md in zip(labels, paths, metas):
         fid = md.get("fidelity")
-        row = {"label": lab, "path": str(p), "status": md.get("status"),
+        # an event's summary.json is written last: its presence says the event finished
+        row = {"label": lab, "path": str(p), "status": md.get("status") or ("complete" if "event" in md else None),
                "fidelity": fid.get("name") if isinstance(fid, dict) else fid}
         for k in COST_KEYS:
             v = md.get(k)
@@ -349,8 +350,8 @@ def compare(runs, series=None, on: str = "t", out=None, labels=None, formats=("p
         if len({n for n in events["names"]}) > 1:
             warnings.append(f"the folders hold different events: {events['names']}")
         cost = _cost_table(labels, paths, summaries)
-        settings = {k: v for k, v in differing_settings(summaries, keys=("vehicle", "fidelity.name")).items()}
-        for k in ("fidelity", "vehicle", "step_size_s"):
+        settings = {}
+        for k in ("fidelity", "vehicle", "step_size_s", "search", "tensioning"):
             vals = [s.get(k) for s in summaries]
             if any(v != vals[0] for v in vals[1:]):
                 settings[k] = vals
