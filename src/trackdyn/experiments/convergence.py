@@ -187,7 +187,7 @@ def m113_half_round(vehicle: str = "m113", height_in: float = HALF_ROUND_STUDY["
 # 6x6 block with its contact and drive terms); they can be asked for (--solvers psor,bb) and are then
 # reported as diverged with that reason. The default pairs the thesis's two steppers with the direct solver.
 register_scenario(StudyScenario(
-    "m113-half-round", m113_half_round, "left.roadwheel[0].pos.z", 1.5, (5e-4, 2.5e-4, 1e-4, 5e-5),
+    "m113-half-round", m113_half_round, "left.roadwheel[0].pos.z", 2.5, (5e-4, 2.5e-4, 1e-4, 5e-5),
     ("euler-implicit-linearized", "euler-implicit-projected"), ("direct",),
     description="korner-2024 §4.1: M113 over a 12 in half-round at 4.2 m/s, front road wheel height "
                 "(--vehicle m113-alternative for §4.1.2)", vehicle="m113"))
