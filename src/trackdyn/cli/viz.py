@@ -85,9 +85,11 @@ def animate(
     t0: Optional[float] = typer.Option(None, "--t0", help="Start of the time window, s."),
     t1: Optional[float] = typer.Option(None, "--t1", help="End of the time window, s."),
     speed: float = typer.Option(1.0, "--speed", help="Simulated seconds per second of video."),
-    follow: str = typer.Option("auto", "--follow", help="Body to keep centred, 'auto' (the heaviest body when "
-                               "it travels out of view) or 'none'."),
-    window: Optional[float] = typer.Option(None, "--window", help="Width of the view when following, m."),
+    follow: str = typer.Option("auto", "--follow", help="Body to keep centred, 'auto' (the heaviest body, the "
+                               "hull, when it travels farther than the model is long) or 'none' (the whole run "
+                               "in one view)."),
+    window: Optional[float] = typer.Option(None, "--window", help="Width of the view when following, m (default: "
+                                           "the model's length / 0.6)."),
     width: int = typer.Option(960, "--width", help="Frame width, pixels."),
     height: int = typer.Option(544, "--height", help="Frame height, pixels."),
     overlay: bool = typer.Option(True, "--overlay/--no-overlay", help="Time, speed and scenario (an event's "
