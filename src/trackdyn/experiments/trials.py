@@ -247,8 +247,10 @@ class Monitor:
         n = len(self.wheels)
         if n == 0:
             return np.zeros(0)
-        # the normal force pushes body_b along the normal and body_a against it
-        fz = ct["normal_force"] * (ct["normal"] @ up)
+        # the normal force pushes body_b along the normal and body_a against it; a contact set without normals
+        # (the massless track's track-terrain forces on the wheels) is taken as pushing along the hull's vertical
+        nrm = ct.get("normal")
+        fz = ct["normal_force"] * (nrm @ up) if nrm is not None else ct["normal_force"]
         out = np.zeros(n)
         for side, sign in (("body_a", -1.0), ("body_b", 1.0)):
             b = ct[side]

@@ -325,3 +325,19 @@ def test_a_diverged_trial_is_repeated_with_half_the_step():
     assert seen == [1e-3]
     with pytest.raises(ValueError, match="refine"):
         E._Context("step-climb", "m113", "links", 1e-3, 0.01, False, None, None, None, refine=-1)
+
+
+def test_the_massless_track_records_the_same_mechanism():
+    # one failure classifier and one mechanism for every fidelity (DESIGN.md): the massless track's
+    # wheel-terrain forces are its road-wheel loads, its hull contacts the hull force
+    res = E.step_climb_limit("m113", search="values", values=[1.2], fidelity="massless", settle_time=0.3,
+                             climb_time=2.5, give_up_after=0.6)
+    (bad,) = res["trials"]
+    m = bad["mechanism"]
+    assert not bad["passed"] and bad["limited_by"] == "geometry" == res["limited_by"]
+    # the nose (the foremost fifth of the hull, x above -0.6 m; the massless hull's centre of force lies at
+    # 0.47 m, ahead of the box's 0.3 m face: its contact points are not on the box, see the massless hull)
+    assert m["hull_force_fraction"] > 0.05 and m["hull_x_m"] > -0.6
+    assert len(m["wheel_loads_N"]) == 10 and m["wheel_load_fraction"] > 1.0
+    assert 0.0 < m["left"]["torque_Nm"] <= m["left"]["torque_limit_Nm"] <= 9519.0 + 1e-6
+    assert set(res["mechanism"]) == {"first_failure"}
