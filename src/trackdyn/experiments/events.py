@@ -960,6 +960,14 @@ def event_figures(result) -> dict:
         fig = plots.peak_vs_parameter(sp, curves, limit=result["limit_g"], xlabel="speed [m/s]",
                                       ylabel="peak |a_z| at the driver [g]", limit_label="ride limit [g]",
                                       title=title)
+        # each completed speed's peak labelled with the impact that makes it (peak_source)
+        ax = fig.axes[0]
+        for r in result.get("runs", []):
+            src = r.get("peak_source") or {}
+            if r.get("completed") and src.get("source") and r.get("peak_g") is not None:
+                label = src["source"] + (" (jounce stop)" if src.get("on_jounce_stop") else "")
+                ax.annotate(label, (r["speed_mps"], r["peak_g"]), textcoords="offset points", xytext=(3, 4),
+                            fontsize=6, color="0.3")
         excluded = result.get("excluded") or []
         if excluded:  # runs that did not complete: shown, not part of the curves or the limit
             ax = fig.axes[0]
