@@ -67,7 +67,7 @@ def _doc_says(path: str, text: str) -> bool:
 
 
 #: A stated timing: a wall or CPU time, a cost per step, sample or simulated second, a real-time factor.
-TIMING = re.compile(r"\d\s*µs|\d\s*(?:ms|us)\s*(?:/|per\b|of (?:a|an|the|wall|cpu)\b)|"  # 1.8 ms/step, 53 µs
+TIMING = re.compile(r"\d\s*µs|\d\s*(?:ms|us)\s*(?:/|per\b|of (?:a|an|wall|cpu|the (?:step|run|wall))\b)|"  # 1.8 ms/step, 53 µs
                     r"\b(?:wall|cpu)\b[^|.;]*?\d[\d.]*\s*s\b|\d[\d.]*\s*s\b[^|.;]*?\b(?:wall|cpu)\b|"  # 0.92 s of wall
                     r"\d\s*(?:×|x)\s*(?:faster than )?real[- ]time|\d\s*(?:×|x) the wall|"  # 118× real time
                     r"^\|.*(?:wall time|wall /|wall s|\| wall \||ms/step|µs/step|cpu / sim).*\|$",  # timing column
