@@ -151,3 +151,23 @@ def test_cuboid_polyhedron_rests_on_ground_like_the_box():
 def test_refused_polyhedra(points, reason):
     with pytest.raises(ValueError, match=reason):
         shapes.ConvexPolyhedron(points)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_cuboid_polyhedron_on_winkler_ground_is_the_box(seed):
+    """On Winkler ground (han-sander-mao §5) the probes of the face turned most against the ground: a
+    polyhedron with a box's corners carries the box's lattice (same points, same cell areas): the same
+    forces and Jacobians."""
+    soil = Material.winkler("soil", 1e6)
+    res = []
+    for shape in (shapes.Box([0.4, 0.3, 0.1]), cuboid([0.4, 0.3, 0.1])):
+        rng = np.random.default_rng(seed)
+        sc = one_body(lambda: [shape], tt.Flat(material=soil), np.array([0.0, 0.0, 0.045]), rng, mat=HARD)
+        q, v = state(sc, rng)
+        f, Kx, Kv, active, _ = sc.forces(q, v, want=True)
+        res.append((f, Kx, Kv, active))
+    (fb, kxb, kvb, nb), (fp, kxp, kvp, npo) = res
+    assert nb == npo and nb >= 12  # of the 4 x 4 lattice of the bottom face (tilted: not every probe is in)
+    np.testing.assert_allclose(fp, fb, rtol=0, atol=1e-9 * np.abs(fb).max())
+    np.testing.assert_allclose(kxp, kxb, rtol=0, atol=1e-9 * np.abs(kxb).max())
+    np.testing.assert_allclose(kvp, kvb, rtol=0, atol=1e-9 * np.abs(kvb).max())
