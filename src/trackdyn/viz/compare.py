@@ -221,8 +221,9 @@ class Comparison:
         with pd.option_context("display.width", 160, "display.max_columns", 20, "display.max_rows", 400,
                                "display.float_format", lambda v: f"{v:.6g}"):
             if self.runs is not None and len(self.runs):
-                cols = [c for c in ["label", "status", "fidelity", "steps", "d_steps", "wall_time_s",
-                                    "d_wall_time_s", "step_size_s", "sim_time_s"] if c in self.runs]
+                cols = [c for c in ["label", "status", "fidelity", "bodies", "steps", "d_steps", "wall_time_s",
+                                    "d_wall_time_s", "step_size_s", "sim_time_s"]
+                        if c in self.runs and not self.runs[c].isna().all()]
                 lines += ["runs (differences d_ against the first):", self.runs[cols].to_string(index=False), ""]
             if self.settings:
                 lines.append("settings that differ:")
@@ -256,12 +257,16 @@ def _cost_table(labels, paths, metas):
     rows = []
     for lab, p, md in zip(labels, paths, metas):
         fid = md.get("fidelity")
+        if fid is None and isinstance(md.get("scenario"), dict):
+            fid = md["scenario"].get("fidelity")
         # an event's summary.json is written last: its presence says the event finished
         row = {"label": lab, "path": str(p), "status": md.get("status") or ("complete" if "event" in md else None),
                "fidelity": fid.get("name") if isinstance(fid, dict) else fid}
         for k in COST_KEYS:
             v = md.get(k)
             row[k] = float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else np.nan
+        bodies = (md.get("model") or {}).get("bodies") if isinstance(md.get("model"), dict) else None
+        row["bodies"] = float(bodies) if isinstance(bodies, (int, float)) else np.nan
         rows.append(row)
     df = pd.DataFrame(rows)
     for k in ("wall_time_s", "steps"):
