@@ -390,7 +390,9 @@ def mechanism_summary(mon, mass: float, window: float = 2.0) -> dict:
     the monitor's wheel order: left front to rear, then right),
     ``wheel_load_fraction`` (their sum over the chassis weight); ``pitch_deg``
     (mean), ``pitch_max_deg``; ``speed_mps`` (chassis forward speed);
-    ``throttle``.
+    ``throttle``; ``tracks``: what the tracks did (``slipping``, ``stalled
+    at the map's limit``, ``stalled below the map's limit``, ``rolling``) —
+    under a geometry failure, whether the tracks slipped or stalled too.
     """
     t = _col(mon, "t")
     if t is None:
@@ -429,7 +431,24 @@ def mechanism_summary(mon, mass: float, window: float = 2.0) -> dict:
     if p is not None:
         out["pitch_deg"] = float(np.degrees(p[w].mean()))
         out["pitch_max_deg"] = float(np.degrees(p[w][np.argmax(np.abs(p[w]))]))
+    out["tracks"] = _track_state(out)
     return out
+
+
+def _track_state(summary) -> str | None:
+    """What the tracks did in a summary's window (the thresholds of :func:`classify_failure`):
+    ``"slipping"``, ``"stalled at the map's limit"``, ``"stalled below the map's limit"`` or ``"rolling"``."""
+    sides = [summary.get(s) or {} for s in ("left", "right")]
+    tv = [abs(d["track_speed_mps"]) for d in sides if d.get("track_speed_mps") is not None]
+    if not tv:
+        return None
+    slip = [d["slip"] for d in sides if d.get("slip") is not None]
+    frac = [d["torque_fraction"] for d in sides if d.get("torque_fraction") is not None]
+    if np.mean(tv) > TRACK_STALL_SPEED:
+        return "slipping" if slip and np.mean(slip) > SLIP_LIMIT else "rolling"
+    if frac and np.mean(frac) >= TORQUE_SATURATION:
+        return "stalled at the map's limit"
+    return "stalled below the map's limit"
 
 
 def mechanism_series(mon, dt: float = 0.05, keep: float | None = None) -> dict:

@@ -95,6 +95,7 @@ def test_every_step_trial_records_its_mechanism(step):
     # the 10 cm pass: full throttle, so the torque is the map's at the sprocket's speed; no hull contact
     assert ok["mechanism"]["left"]["torque_fraction"] == pytest.approx(1.0, abs=1e-6)
     assert ok["mechanism"]["hull_force_N"] == 0.0 and ok["limited_by"] is None
+    assert ok["mechanism"]["tracks"] == "rolling"
     # the 1.2 m wall: the hull's nose (x 0 .. 0.3 m) takes the push: geometry limited the climb
     assert bad["limited_by"] == "geometry" and res["limited_by"] == "geometry"
     assert bad["mechanism"]["hull_force_fraction"] > 0.05 and bad["mechanism"]["hull_x_m"] > 0.0

@@ -17,9 +17,12 @@ def test_m113_extent_from_its_geometry():
     r = spec.sprocket.assembly_radius
     assert r * np.cos(np.pi / 10) - 1e-9 <= ext.front_x - spec.shoes.bottom <= r + 1e-9
     assert ext.sprocket_height == pytest.approx(spec.sprocket.location[1] - geo.ground_z())
-    # the hull nose (x 0 .. 0.3, underside 0.83 m above the ground) counts only for obstacles above it
+    # the hull's nose (the lower front plate's top edge, foremost at x = hull_front_x, 0.95 m above the settled
+    # ground) counts only for obstacles reaching up to its plates: a 0.5 m step meets the track first
+    hull_x = max(v[0] for h in spec.chassis.hull for v in h.vertices)
+    assert ext.hull_front_x == pytest.approx(hull_x)
     assert ext.front_below(0.5) == ext.front_x
-    assert ext.front_below(1.0) == pytest.approx(0.3)
+    assert ext.front_below(1.0) == pytest.approx(hull_x)
     assert ext.length > 4.4
 
 
@@ -135,6 +138,7 @@ def test_stalled_sprockets_at_the_map_limit_are_torque_limited():
     mon = _history(track_v=0.02, ground_v=0.0, torque=T_MAX)
     mode = classify_failure(mon, EXT, M)
     assert mode == "torque-limited" and LIMITED_BY[mode] == "torque-limited"
+    assert mechanism_summary(mon, M)["tracks"] == "stalled at the map's limit"
 
 
 def test_stalled_sprockets_below_the_map_limit_are_not_torque_limited():
@@ -149,5 +153,6 @@ def test_hull_contact_history_is_geometry_even_with_slipping_tracks(x_hull, mode
     got = classify_failure(mon, EXT, M)
     assert got == mode and LIMITED_BY[got] == "geometry"
     s = mechanism_summary(mon, M)
+    assert s["tracks"] == "slipping"  # what the tracks did under the hull's limit
     assert s["hull_force_N"] == pytest.approx(20e3) and s["hull_x_m"] == pytest.approx(x_hull)
     assert s["hull_force_fraction"] == pytest.approx(20e3 / (M * G))
