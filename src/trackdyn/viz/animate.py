@@ -65,8 +65,17 @@ def _edge(hex_color: str) -> tuple:
     return tuple(c + 0.45 * (1.0 - c)) if lum < 0.3 else tuple(c * 0.6)
 
 
-#: Axes rectangle (left, bottom, width, height) in figure fractions: room for the tick labels only.
-AXES_RECT = (0.075, 0.085, 0.915, 0.9)
+#: Margins of the axes in pixels (left, bottom, right, top): room for the tick labels and axis labels only.
+AXES_MARGINS = (50, 38, 8, 6)
+
+
+def axes_rect(size) -> tuple:
+    """Axes rectangle (left, bottom, width, height) in figure fractions for a frame ``size`` in pixels."""
+    w, h = size
+    left, bottom, right, top = AXES_MARGINS
+    return (left / w, bottom / h, 1.0 - (left + right) / w, 1.0 - (bottom + top) / h)
+
+
 #: Share of the frame width the vehicle takes when the camera follows it.
 FOLLOW_FILL = 0.6
 
@@ -148,15 +157,16 @@ class SideView:
         self.fig = Figure(figsize=(w / dpi, h / dpi), dpi=dpi)
         self.canvas = FigureCanvasAgg(self.fig)
         self._background = None
-        ax = self.fig.add_axes(AXES_RECT)
+        rect = axes_rect(self.size)
+        ax = self.fig.add_axes(rect)
         self.ax = ax
         # height / width of the axes in pixels: limits fitted to it keep one scale on x and z without
         # shrinking the axes
-        self.aspect = (AXES_RECT[3] * h) / (AXES_RECT[2] * w)
+        self.aspect = (rect[3] * h) / (rect[2] * w)
         self._extent(follow, window)
         ax.set_aspect("equal", adjustable="box")
-        ax.set_xlabel("x [m]", labelpad=1)
-        ax.set_ylabel("z [m]", labelpad=1)
+        ax.set_xlabel("x [m]", labelpad=1, fontsize=9)
+        ax.set_ylabel("z [m]", labelpad=1, fontsize=9)
         ax.tick_params(labelsize=8, pad=2)
         ax.grid(True, alpha=0.25)
         self._set_limits(0)
@@ -183,7 +193,8 @@ class SideView:
         scen = meta.get("scenario") if isinstance(meta.get("scenario"), dict) else {}
         self.caption = caption if caption is not None else (scen.get("description") or scen.get("name") or "")
         self._speed = self._speed_series()
-        self.stamp = ax.text(0.008, 0.985, "", transform=ax.transAxes, va="top", ha="left", fontsize=10,
+        self.stamp = ax.text(0.008, 0.985, "", transform=ax.transAxes, va="top", ha="left",
+                             fontsize=10 if w >= 700 else 8,
                              family="monospace", bbox=dict(boxstyle="round", fc="w", ec="0.6", alpha=0.85),
                              zorder=5, visible=self.overlay)
 
