@@ -13,8 +13,8 @@ conventions, han-sander-mao eq. 28, Winkler ground) and the geometry.
 
 from . import shapes
 from .materials import Material, effective_moduli
-from .shapes import Box, Capsule, Cylinder, PointCircle, Segment, Sphere, Sprocket
+from .shapes import Box, Capsule, ConvexPolyhedron, Cylinder, PointCircle, Segment, Sphere, Sprocket
 from .system import ContactSystem
 
-__all__ = ["ContactSystem", "Material", "effective_moduli", "shapes", "Sphere", "Box", "Cylinder", "Capsule",
-           "PointCircle", "Segment", "Sprocket"]
+__all__ = ["ContactSystem", "Material", "effective_moduli", "shapes", "Sphere", "Box", "ConvexPolyhedron", "Cylinder",
+           "Capsule", "PointCircle", "Segment", "Sprocket"]
