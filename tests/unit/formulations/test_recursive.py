@@ -1,0 +1,286 @@
+"""The planar recursive formulation (han-sander-mao §3) against the absolute one on the same models.
+
+Every figure asserted here is a measured agreement between two independent
+computations: the recursive kernels (relative joint coordinates, O(n m)
+passes) and the absolute formulation's arrays (body masses, joint rows,
+forces) on the same :class:`~trackdyn.mbs.model.Model`.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from trackdyn.formulations.absolute import AbsoluteSystem, RedundantConstraintWarning
+from trackdyn.formulations.recursive import RecursiveSystem
+from trackdyn.integrators.recursive import RecursiveRK4
+from trackdyn.math.quaternion import quat_from_axis_angle
+from trackdyn.mbs import Model, Prismatic, Revolute, TSDA
+from trackdyn.testing.problems import CHAIN64, chain
+
+
+# ---------------------------------------------------------------------------- models
+def chain_loop(n_arc=8, n_strand=24, wheel_mass=20.0, wheel_inertia=(1.0, 2.0, 1.0)):
+    """A closed loop of ``2 (n_arc + n_strand)`` CHAIN64 links around two wheels on fixed axles.
+
+    The pins sit on two half circles (radius such that a chord is one pitch)
+    joined by straight strands; each wheel turns on a revolute at its centre
+    and carries the loop by one pin on its rim (wheel A at the top pin, wheel
+    B at its front pin). Two independent loops: 66 bodies, 68 joints.
+    """
+    p, mass, inertia = CHAIN64["pitch"], CHAIN64["mass"], CHAIN64["inertia"]
+    R = p / (2.0 * np.sin(np.pi / (2 * n_arc)))
+    d = n_strand * p
+    pins = [(k * p, R) for k in range(n_strand + 1)]
+    pins += [(d + R * np.cos(np.pi / 2 - i * np.pi / n_arc), R * np.sin(np.pi / 2 - i * np.pi / n_arc))
+             for i in range(1, n_arc + 1)]
+    pins += [(d - k * p, -R) for k in range(1, n_strand + 1)]
+    pins += [(R * np.cos(-np.pi / 2 - i * np.pi / n_arc), R * np.sin(-np.pi / 2 - i * np.pi / n_arc))
+             for i in range(1, n_arc)]
+    pins = np.array([[x, 0.0, z] for x, z in pins])
+    n = len(pins)
+    m = Model(gravity=(0.0, 0.0, -9.81))
+    links = []
+    for k in range(n):
+        a, b = pins[k], pins[(k + 1) % n]
+        ang = np.arctan2(b[2] - a[2], b[0] - a[0])
+        links.append(m.add_body(f"link[{k}]", mass=mass, inertia=list(inertia), pos=0.5 * (a + b),
+                                quat=quat_from_axis_angle([0, 1, 0], -ang)))
+    for k in range(n):
+        m.add_joint(Revolute(links[k - 1], links[k], point=pins[k], axis=[0, 1, 0], name=f"pin[{k}]"))
+    front = n_strand + n_arc // 2
+    for name, centre, pin in (("wheel_a", [0.0, 0.0, 0.0], 0), ("wheel_b", [d, 0.0, 0.0], front)):
+        w = m.add_body(name, mass=wheel_mass, inertia=list(wheel_inertia), pos=centre)
+        m.add_joint(Revolute(m.ground, w, point=centre, axis=[0, 1, 0], name=f"{name}.axle"))
+        m.add_joint(Revolute(w, links[pin], point=pins[pin], axis=[0, 1, 0], name=f"{name}.rim"))
+    return m
+
+
+def floating_chain(n_links=3):
+    """``n_links`` links hinged together, not connected to the ground (a floating base)."""
+    m = chain(n_links)
+    free = Model(gravity=(0.0, 0.0, -9.81))
+    mass, inertia, q0, _ = m.body_arrays()
+    bodies = [free.add_body(nm, mass=mass[k], inertia=inertia[k], pos=q0[k, :3], quat=q0[k, 3:])
+              for k, nm in enumerate(m.body_names)]
+    for k in range(1, n_links):
+        free.add_joint(Revolute(bodies[k - 1], bodies[k], point=m.joints[k].point, axis=[0, 1, 0],
+                                name=f"pin[{k}]"))
+    return free
+
+
+def absolute(model):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RedundantConstraintWarning)
+        return AbsoluteSystem(model)
+
+
+def dense_mass(a):
+    M = np.zeros((6 * a.nb, 6 * a.nb))
+    for b in range(a.nb):
+        M[6 * b:6 * b + 3, 6 * b:6 * b + 3] = a.mass[b] * np.eye(3)
+        M[6 * b + 3:6 * b + 6, 6 * b + 3:6 * b + 6] = a.inertia[b]
+    return M
+
+
+def dense_jacobian(a):
+    J = np.zeros((a.nc, 6 * a.nb))
+    for r in range(a.nc):
+        for side in range(2):
+            b = a.row_body[r, side]
+            if b >= 0:
+                J[r, 6 * b:6 * b + 6] = a.J[r, 6 * side:6 * side + 6]
+    return J
+
+
+def absolute_accelerations(a, qa, va):
+    """Body accelerations of the absolute index-1 system [[M, Jᵀ], [J, 0]] [v̇; λ] = [f; γ] (dense)."""
+    a.update_kinematics(qa, va)
+    a.update_drivers(0.0)
+    a.eval_constraints(want_gamma=True)
+    f = a.eval_forces(0.0, va, 0.0, 0.0, np.zeros(a.pattern.nnz)).ravel().copy()
+    M, J = dense_mass(a), dense_jacobian(a)
+    nd = 6 * a.nb
+    K = np.zeros((nd + a.nc, nd + a.nc))
+    K[:nd, :nd], K[:nd, nd:], K[nd:, :nd] = M, J.T, J
+    sol = np.linalg.solve(K, np.concatenate([f, a.gamma]))
+    return sol[:nd].reshape(a.nb, 6)
+
+
+def random_joint_state(sys, seed, scale=0.3):
+    rng = np.random.default_rng(seed)
+    return scale * rng.normal(size=sys.n), rng.normal(size=sys.n)
+
+
+def on_manifold_state(sys, seed, scale=0.05):
+    q, qd = random_joint_state(sys, seed, scale)
+    sys.project(q, qd)
+    return q, qd
+
+
+# ---------------------------------------------------------------------------- structure
+def test_spanning_tree_and_cut_joints():
+    op = RecursiveSystem(chain(64))
+    assert (op.n, op.nc, op.cut_joints) == (64, 0, [])
+    assert op.node_joint == [f"pin[{k}]" for k in range(64)]
+    lp = RecursiveSystem(chain_loop())
+    # 66 bodies, 68 joints: 66 tree joints, two cut joints (4 rows); breadth first from the ground cuts
+    # each of the two chains between the wheels' rim pins (0 and 28) half way round
+    assert (lp.n, lp.nc) == (66, 4)
+    assert sorted(lp.cut_joints) == ["pin[15]", "pin[46]"]
+    fl = RecursiveSystem(floating_chain(3))
+    assert fl.floating_bases == ["link[0]"] and fl.n == 5 and fl.nc == 0
+
+
+def test_refuses_non_planar_models():
+    m = chain(3)
+    m.add_joint(Prismatic(m.ground, m.body("link[2]"), point=[0.4, 0, 0], axis=[1, 0, 0], name="slide"))
+    with pytest.raises(ValueError, match="slide.*Revolute joints only"):
+        RecursiveSystem(m)
+    m = chain(2)
+    m.add_joint(Revolute(m.body("link[1]"), m.ground, point=[0.308, 0, 0], axis=[0, 0, 1], name="tilted"))
+    with pytest.raises(ValueError, match="tilted.*not parallel"):
+        RecursiveSystem(m)
+
+
+# ---------------------------------------------------------------------------- against the absolute arrays
+def five_link_with_spring():
+    m = chain(5, angle=0.3)
+    pts = [np.array([np.cos(0.3), 0, np.sin(0.3)]) * (k + 0.5) * CHAIN64["pitch"] for k in (1, 3)]
+    m.add_force(TSDA(m.body("link[1]"), m.body("link[3]"), pts[0], pts[1] + [0.0, 0.0, 0.02], stiffness=4.0e3,
+                     damping=50.0, free_length=0.25, name="spring"))
+    return m
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_mass_matrix_and_forces_equal_projected_absolute(seed):
+    """M = Bᵀ M_abs B and Q = Bᵀ (f_abs − M_abs Ḃq̇) on a 5-link chain with a spring-damper (dense, 1e-10)."""
+    model = five_link_with_spring()
+    rec, a = RecursiveSystem(model), absolute(model)
+    q, qd = random_joint_state(rec, seed, scale=0.5)
+    qa, va, aa0 = rec.to_absolute(q, qd, np.zeros(rec.n))
+    # the mapped pose satisfies every absolute joint row and B spans the absolute joints' null space
+    a.update_kinematics(qa, va)
+    a.eval_constraints()
+    assert np.max(np.abs(a.phi)) < 1e-14
+    B = rec.velocity_map(q)
+    assert np.max(np.abs(dense_jacobian(a) @ B)) < 1e-14
+    Mabs = dense_mass(a)
+    M = rec.mass_matrix(q)
+    Mp = B.T @ Mabs @ B
+    assert np.max(np.abs(M - Mp)) <= 1e-10 * np.max(np.abs(Mp))
+    f = a.eval_forces(0.0, va, 0.0, 0.0, np.zeros(a.pattern.nnz)).ravel().copy()
+    Q = rec.generalized_forces(0.0, q, qd)
+    Qp = B.T @ (f - Mabs @ aa0.ravel())
+    assert np.max(np.abs(Q - Qp)) <= 1e-10 * np.max(np.abs(Qp))
+    # the recursive pass solves M q̈ = Q
+    qdd, _ = rec.accelerations(0.0, q, qd)
+    assert np.max(np.abs(qdd - np.linalg.solve(M, Q))) <= 1e-10 * np.max(np.abs(qdd))
+
+
+def test_velocity_product_term_matches_finite_differences():
+    """Ḃq̇ (the absolute accelerations at q̈ = 0, eq. 6's D) equals d/dε B(q + ε q̇) q̇ (central, ε = 1e-6)."""
+    rec = RecursiveSystem(chain_loop())
+    q, qd = random_joint_state(rec, 3)
+    _, _, a0 = rec.to_absolute(q, qd, np.zeros(rec.n))
+    eps = 1e-6
+    vp = rec.to_absolute(q + eps * qd, qd)[1]
+    vm = rec.to_absolute(q - eps * qd, qd)[1]
+    fd = (vp - vm) / (2 * eps)
+    assert np.max(np.abs(a0 - fd)) <= 1e-7 * np.max(np.abs(a0))
+
+
+@pytest.mark.parametrize("model_fn, seed", [(chain_loop, 4), (chain_loop, 5), (floating_chain, 6)])
+def test_accelerations_equal_absolute_index1_solution(model_fn, seed):
+    """Body accelerations of the recursive pass (with cut-joint multipliers) = those of the absolute KKT."""
+    model = model_fn()
+    rec, a = RecursiveSystem(model), absolute(model)
+    q, qd = on_manifold_state(rec, seed)
+    qdd, _ = rec.accelerations(0.0, q, qd)
+    qa, va, aa = rec.to_absolute(q, qd, qdd)
+    ref = absolute_accelerations(a, qa, va)
+    assert np.max(np.abs(aa - ref)) <= 1e-9 * np.max(np.abs(ref))
+
+
+@pytest.mark.parametrize("seed", [7, 8, 9])
+def test_closure_jacobian_matches_finite_differences(seed):
+    """Φ_q of the cut joints (fixed pattern) against central differences, off the manifold (ε = 1e-6)."""
+    rec = RecursiveSystem(chain_loop())
+    q, _ = random_joint_state(rec, seed, scale=0.2)
+    phi, J = rec.closure(q)
+    phi = phi.copy()
+    assert np.max(np.abs(phi)) > 1e-2  # off the manifold: the common joints' terms do not cancel
+    eps = 1e-6
+    fd = np.zeros_like(J)
+    for k in range(rec.n):
+        dq = np.zeros(rec.n)
+        dq[k] = eps
+        fd[:, k] = (rec.closure(q + dq)[0].copy() - rec.closure(q - dq)[0].copy()) / (2 * eps)
+    assert np.max(np.abs(J - fd)) <= 1e-8
+    # the stored pattern holds every non-zero column
+    assert np.count_nonzero(np.abs(fd) > 1e-12) <= 2 * len(rec.cut_col)
+
+
+# ---------------------------------------------------------------------------- trajectories
+def run_both(model, t_end, h=1e-4):
+    """Recursive RK4 (projected closure) and the absolute RK4 (coordinate partitioning) side by side.
+
+    Returns the largest centre-of-mass distance between the two over every step (m), the largest
+    cut-joint separation after every recursive step (m) and the recursive system and final state.
+    """
+    rec, a = RecursiveSystem(model), absolute(model)
+    from trackdyn.integrators import make_integrator
+
+    ir, ia = RecursiveRK4(rec, h), make_integrator("rk4", a, h)
+    sr, sa = rec.initial_state(), a.initial_state()
+    err = closure = 0.0
+    for _ in range(int(round(t_end / h))):
+        sr, sa = ir.step(sr), ia.step(sa)
+        err = max(err, float(np.max(np.linalg.norm(sr.q[:, :3] - sa.q[:, :3], axis=1))))
+        closure = max(closure, float(np.max(np.abs(rec.closure(sr.extra["recursive.q"])[0]))) if rec.nc else 0.0)
+    return err, closure, rec, sr
+
+
+def test_chain64_open_follows_absolute_short():
+    """chain64 released horizontal, 0.05 s at h = 1e-4: every link's centre within 1e-8 m of the absolute RK4."""
+    err, _, _, sr = run_both(chain(64), 0.05)
+    assert sr.q[-1, 2] < -0.01  # the free end has fallen (the comparison is not of two resting chains)
+    assert err <= 1e-8
+
+
+def test_chain_loop_closure_and_agreement_short():
+    """The 64-link loop on two wheels, 0.05 s: cut joints closed to 1e-9 m after every step, centres within
+    1e-8 m of the absolute RK4."""
+    err, closure, rec, sr = run_both(chain_loop(), 0.05)
+    assert closure <= 1e-9
+    assert err <= 1e-8
+    assert np.max(np.abs(sr.v[:, :3])) > 0.05  # it moves
+
+
+def test_chain_loop_energy_is_conserved():
+    """No dissipation in the loop: total energy drifts by less than 1e-8 of the potential swing over 0.2 s."""
+    rec = RecursiveSystem(chain_loop())
+    ir = RecursiveRK4(rec, 1e-4)
+    st = rec.initial_state()
+    q0 = st.extra["recursive.q"]
+    e0 = rec.potential_energy(q0)
+    drift = swing = 0.0
+    for _ in range(2000):
+        st = ir.step(st)
+        q, qd = st.extra["recursive.q"], st.extra["recursive.qd"]
+        ep = rec.potential_energy(q)
+        drift = max(drift, abs(rec.kinetic_energy(q, qd) + ep - e0))
+        swing = max(swing, abs(ep - e0))
+    assert swing > 1.0  # J: the loop does sag
+    assert drift <= 1e-8 * swing
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model_fn", [lambda: chain(64), chain_loop], ids=["chain64", "chain-loop"])
+def test_one_second_follows_absolute(model_fn):
+    """1 s at h = 1e-4 (10 000 steps, ~1 min): centres within 1e-6 m of the absolute RK4, closure ≤ 1e-9 m."""
+    err, closure, _, _ = run_both(model_fn(), 1.0)
+    assert err <= 1e-6
+    assert closure <= 1e-9
