@@ -192,6 +192,9 @@ def test_trapezoid_from_the_command_line(tmp_path):
     assert res["barriers"] == ["S"] and res["ditches"] == ["S"]
     assert [row["kind"] for row in res["table"]] == ["barrier", "ditch"]
     assert (out / "figure.png").exists()
+    for row in res["table"]:  # every trial carries its mechanism
+        assert row["limited_by"] is None and row["mechanism"]["tracks"] in ("rolling", "slipping")
+        assert len(row["mechanism"]["wheel_loads_N"]) == 10 and row["mechanism"]["left"]["torque_Nm"] is not None
 
 
 def test_gap_crossing_from_the_command_line(tmp_path):
@@ -212,6 +215,11 @@ def test_gap_crossing_from_the_command_line(tmp_path):
     assert z.min() > z[0] - 0.15
     assert tt[-1] == pytest.approx(t["t_success_s"] + 0.1, abs=0.011)
     assert list(res["paths"]) == ["0.300 m (pass)"]
+    # its mechanism: rolling over the gap, the hull never touching; kept as the last success's series
+    m = t["mechanism"]
+    assert m["tracks"] == "rolling" and m["hull_force_max_N"] == 0.0 and len(m["wheel_loads_N"]) == 10
+    assert set(res["mechanism"]) == {"last_success"} and res["limited_by"] is None
+    assert res["mechanism"]["last_success"]["series"]["t"][-1] == pytest.approx(tt[-1], abs=0.05)  # every 50 ms
     _complete_event_folder(out, res)
 
 
