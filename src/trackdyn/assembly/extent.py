@@ -29,7 +29,7 @@ class VehicleExtent:
     ``com``: the chassis centre of mass; ``hull_front_x``/``hull_rear_x``:
     the hull's extent (boxes and polyhedra); ``hull_boxes``: the boxes as
     (centre x, centre z, length, height); ``hull_polyhedra``: the convex
-    polyhedra as vertex arrays (n, 3); ``sprocket_height``: sprocket centre
+    polyhedra as their vertices ((x, y, z), ...); ``sprocket_height``: sprocket centre
     above the ground; ``wheel_x``: road-wheel centres of the left side.
     """
 
@@ -91,7 +91,8 @@ def vehicle_extent(spec) -> VehicleExtent:
     gz = geo.ground_z()
     parts = spec.chassis.hull
     boxes = tuple((b.center[0], b.center[2], b.size[0], b.size[2]) for b in parts if not isinstance(b, ConvexSpec))
-    polys = tuple(np.asarray(p.vertices, float) for p in parts if isinstance(p, ConvexSpec))
+    # plain tuples (not arrays): the extent stays comparable and hashable
+    polys = tuple(tuple(tuple(float(c) for c in v) for v in p.vertices) for p in parts if isinstance(p, ConvexSpec))
     ext = [hull_part_extent(p) for p in parts]
     hf = max((hi[0] for _, hi in ext), default=float(xs.max()))
     hr = min((lo[0] for lo, _ in ext), default=float(xs.min()))
