@@ -10,7 +10,11 @@ import pytest
 from typer.testing import CliRunner
 
 from trackdyn.cli.main import app
-from trackdyn.experiments.convergence import HALF_ROUND_STUDY, get_scenario, m113_half_round
+from trackdyn.experiments.convergence import (
+    HALF_ROUND_STUDY,
+    get_scenario,
+    m113_half_round,
+)
 
 
 def test_the_scenario_is_the_thesis_run():
@@ -21,7 +25,7 @@ def test_the_scenario_is_the_thesis_run():
     assert run.speed == HALF_ROUND_STUDY["speed"] == 4.2
     # a 12 in half-round (korner-2024 §4.1: 30.48 cm)
     assert HALF_ROUND_STUDY["height_in"] * 0.0254 == pytest.approx(0.3048)
-    assert max(run.terrain.height(x, 0.0) for x in [i * 0.01 for i in range(0, 800)]) == pytest.approx(0.3048,
+    assert max(run.terrain.height(x, 0.0) for x in [i * 0.01 for i in range(800)]) == pytest.approx(0.3048,
                                                                                                        abs=1e-3)
 
 

@@ -83,7 +83,7 @@ def test_step_climb_limit_and_failure_mode(step):
 
 
 def test_every_step_trial_records_its_mechanism(step):
-    out, res = step
+    _, res = step
     ok, bad = res["trials"]
     for t in res["trials"]:
         m = t["mechanism"]

@@ -102,7 +102,7 @@ def test_geometry_offsets_give_a_closed_loop_of_whole_shoes(dx, dz):
 
 
 # ---------------------------------------------------------------------------------------------- mechanism
-from trackdyn.experiments.trials import LIMITED_BY, G, mechanism_summary, slip_ratio  # noqa: E402
+from trackdyn.experiments.trials import LIMITED_BY, G, mechanism_summary, slip_ratio
 
 T_MAX = 9519.0  # N m, korner-2024 Table 3.10 at a standing sprocket
 
