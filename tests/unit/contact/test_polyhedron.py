@@ -171,3 +171,29 @@ def test_cuboid_polyhedron_on_winkler_ground_is_the_box(seed):
     np.testing.assert_allclose(fp, fb, rtol=0, atol=1e-9 * np.abs(fb).max())
     np.testing.assert_allclose(kxp, kxb, rtol=0, atol=1e-9 * np.abs(kxb).max())
     np.testing.assert_allclose(kvp, kvb, rtol=0, atol=1e-9 * np.abs(kvb).max())
+
+
+def test_triangles_are_a_closed_outward_mesh():
+    """``triangles()`` (the drawn hull): every edge shared by two triangles in opposite directions, each
+    triangle wound counter-clockwise seen from outside, the enclosed volume (divergence theorem) that of the
+    convex hull."""
+    from scipy.spatial import ConvexHull
+
+    import trackdyn.spec as S
+
+    for part in S.get("m113").chassis.hull:
+        sh = shapes.ConvexPolyhedron(part.vertices)
+        V, T = sh.vertices, sh.triangles()
+        edges = {}
+        for t in T:
+            for a, b in ((t[0], t[1]), (t[1], t[2]), (t[2], t[0])):
+                edges[(a, b)] = edges.get((a, b), 0) + 1
+        assert all(n == 1 and edges.get((b, a)) == 1 for (a, b), n in edges.items())
+        c = V.mean(axis=0)
+        vol = 0.0
+        for t in T:
+            a, b, d = V[t]
+            nrm = np.cross(b - a, d - a)
+            assert nrm @ (a - c) > 0  # outward
+            vol += np.dot(a, np.cross(b, d)) / 6.0
+        assert vol == pytest.approx(ConvexHull(V).volume, rel=1e-12)
