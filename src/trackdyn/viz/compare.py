@@ -440,6 +440,10 @@ def _write(comp: Comparison, out: Path, data: dict, formats) -> None:
                 for fmt in formats:
                     files.append(str(save_figure(fig, out / f"{stem}.{fmt}", format=fmt, dpi=100)))
     if comp.events is not None:
+        if len(comp.events["trials"]):
+            fig = trials_figure(comp)
+            for fmt in formats:
+                files.append(str(save_figure(fig, out / f"trials.{fmt}", format=fmt, dpi=100)))
         files.append(_write_csv(comp.events["trials"], out / "trials.csv", index=True))
         files.append(_write_csv(comp.events["headline"], out / "headline.csv", index=True))
     files.append(_write_csv(comp.runs, out / "runs.csv"))
@@ -456,6 +460,37 @@ def _write_csv(df, path: Path, index=False) -> str:
     df.to_csv(tmp, index=index)
     os.replace(tmp, path)
     return str(path)
+
+
+def trials_figure(comp: Comparison):
+    """The events' trials side by side: one row per run, pass (●) and fail (✕) at each value tried."""
+    from matplotlib.figure import Figure
+
+    trials = comp.events["trials"]
+    head = comp.events["headline"]
+    fig = Figure(figsize=(8.0, 1.2 + 0.6 * len(comp.labels)), layout="constrained")
+    ax = fig.subplots()
+    values = np.asarray(trials.index, float)
+    for row, lab in enumerate(comp.labels):
+        cells = trials[lab].tolist()
+        ok = np.array([c.startswith("pass") for c in cells])
+        bad = np.array([c.startswith("fail") for c in cells])
+        ax.scatter(values[ok], np.full(ok.sum(), row), marker="o", color="seagreen", zorder=3,
+                   label="pass" if row == 0 else None)
+        ax.scatter(values[bad], np.full(bad.sum(), row), marker="x", color="crimson", zorder=3,
+                   label="fail" if row == 0 else None)
+        lim = head.loc["limit_m", lab] if "limit_m" in head.index else None
+        if isinstance(lim, (int, float)) and np.isfinite(lim):
+            ax.plot([lim, lim], [row - 0.35, row + 0.35], color="k", lw=1.5)
+    ax.set_yticks(range(len(comp.labels)), comp.labels)
+    ax.set_ylim(-0.6, len(comp.labels) - 0.4)
+    ax.invert_yaxis()
+    names = sorted({n for n in comp.events["names"] if n})
+    ax.set_xlabel("value tried" + (f" ({', '.join(names)})" if names else ""))
+    ax.grid(True, axis="x", alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax.set_title("trials (|: the limit found)", fontsize=9, loc="left")
+    return fig
 
 
 def compare_figure(comp: Comparison, results, abscissae, names, title=None):

@@ -128,7 +128,13 @@ def test_two_step_climb_events_become_one_table_of_trials(tmp_path):
     assert trials["massless"].tolist() == ["pass", "pass", "fail: slip"]
     assert c.runs["d_wall_time_s"].tolist() == [0.0, -288.0]
     assert c.settings["fidelity"] == ["links", "massless"]
-    assert (tmp_path / "cmp" / "trials.csv").exists()
+    assert sorted(p.name for p in (tmp_path / "cmp").iterdir()) == ["comparison.json", "headline.csv", "runs.csv",
+                                                                   "trials.csv", "trials.png"]
+    from trackdyn.viz.compare import trials_figure
+
+    ax = trials_figure(c).axes[0]
+    passes, fails = ax.collections[0::2], ax.collections[1::2]
+    assert [len(p.get_offsets()) for p in passes] == [1, 2] and [len(f.get_offsets()) for f in fails] == [2, 1]
     assert "fail: hull-strike" in c.text()
     with pytest.raises(ValueError, match="mix of event folders"):
         compare([a, _results_like(tmp_path)])
