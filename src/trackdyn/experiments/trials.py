@@ -227,6 +227,20 @@ class Monitor:
             return None
         return ct if len(ct["body_a"]) else None
 
+    def _hull_force_now(self) -> float:
+        """The hull's total contact force with the terrain at the last evaluation (N), without copying the
+        contact arrays when the contact system lends its buffers (every step of a half-round)."""
+        if self.contact is not None and hasattr(self.contact, "records"):
+            try:
+                rec, out, n = self.contact.records()
+            except ValueError:
+                return 0.0
+            b, fn, c = rec.body[:n], out.fn[:n], self.c
+            hull = (((b[:, 0] == c) & (b[:, 1] < 0)) | ((b[:, 1] == c) & (b[:, 0] < 0))) & (fn > 0)
+            return float(fn[hull].sum())
+        ct = self._contacts()
+        return self._hull_force(ct)[0] if ct is not None else 0.0
+
     def _hull_force(self, ct):
         """Total normal force (N) of the chassis's contacts with the terrain and its centre of force (world)."""
         c = self.c
@@ -302,8 +316,7 @@ class Monitor:
                 self.impact_az[self.n_az] = st.acc[self.impact_bodies, 2]
             if len(self.arm_bodies):
                 self.impact_theta[self.n_az] = self._arm_angles(st)
-            ct = self._contacts()
-            self.impact_hull[self.n_az] = self._hull_force(ct)[0] if ct is not None else 0.0
+            self.impact_hull[self.n_az] = self._hull_force_now()
             self.n_az += 1
         self.k += 1
         stop = False
