@@ -5,7 +5,7 @@ the README) through Playwright's Python API (the ``playwright`` wheel of the
 ``test`` extra, used as a driver only: it never downloads a browser). When
 ``chromium`` is missing and the tests run as root with apt-get (as CI does),
 the fixture installs it with ``apt-get install chromium`` and says so on one
-line; otherwise the browser tests are skipped with the command to run, or
+line (under pytest-xdist, as in CI, in the warnings summary); otherwise the browser tests are skipped with the command to run, or
 fail when ``TRACKDYN_REQUIRE_BROWSER=1``. An exclusive file lock keeps
 parallel pytest workers from installing twice.
 """
@@ -47,16 +47,17 @@ def _unavailable(reason: str):
 
 
 def _say(config, line: str) -> None:
-    """One line on the terminal, past pytest's capture (xdist workers: their stderr)."""
+    """One line on the terminal, past pytest's capture; under xdist (whose workers' output is not shown) a
+    warning, which the run's warnings summary shows."""
     tr = config.pluginmanager.get_plugin("terminalreporter")
     cm = config.pluginmanager.get_plugin("capturemanager")
-    if tr is not None and cm is not None:
-        with cm.global_and_fixture_disabled():
-            tr.write_line(line)
-    else:
-        import sys
+    if hasattr(config, "workerinput") or tr is None or cm is None:
+        import warnings
 
-        print(line, file=sys.__stderr__, flush=True)
+        warnings.warn(line, UserWarning, stacklevel=2)
+        return
+    with cm.global_and_fixture_disabled():
+        tr.write_line(line)
 
 
 def _ensure_chromium(config) -> str:
