@@ -30,8 +30,8 @@ from . import _record_kernels as RK
 
 __all__ = ["Recorder", "parse_record"]
 
-# default chunk: 2**23 values (64 MiB), e.g. 1716 samples of the M113's 4888 series; the first chunk holds
-# _FIRST_CHUNK samples, each next one twice as many up to that
+# default chunk: 2**23 values (64 MiB), e.g. 1715 samples of the M113's 4888 series; the first chunk holds
+# _FIRST_CHUNK samples, every next one the full chunk
 _CHUNK_VALUES = 1 << 23
 _FIRST_CHUNK = 128
 _POSE_PARTS = (("pos", "xyz"), ("quat", ("e0", "e1", "e2", "e3")))
@@ -110,7 +110,7 @@ class Recorder:
         matched by several entries takes the shortest interval.
     chunk_rows : int, optional
         Samples per chunk (per Parquet row group when streaming); default
-        about 64 MB of samples, reached by doubling from 128 samples. Larger
+        about 64 MB of samples, after a first chunk of 128 samples. Larger
         row groups write faster per sample and keep a part's footer small:
         pyarrow holds ≈ 0.9 kB of metadata per column chunk until a file is
         closed (4 MiB per row group for the M113's 4900 series), which is
@@ -200,8 +200,11 @@ class Recorder:
         if chunk_rows:
             self.chunk_rows = chunk_rows
         else:
-            # the first chunks are small and double up to chunk_rows: the first sample writes a column of the
-            # column-major buffer, which faults in (and zeroes) all of it — 72 ms for 64 MiB, a lot for a short run
+            # the first chunk is small: the first sample writes a column of the column-major buffer, which faults
+            # in (and zeroes) all of it — 72 ms for 64 MiB, a lot for a run of a second. The next one is the full
+            # chunk, so that a run reaches its steady memory after _FIRST_CHUNK samples: a 10-s run holds the
+            # same buffer as a 1000-s one (doubling up to it took 1921 samples for the link M113: a 10-s run's
+            # peak RSS was 14 % under a 100-s run's, bench/README.md stop 26)
             self._chunk_rows = int(np.clip(_CHUNK_VALUES // max(n + 1, 1), 64, 65536))
             self._alloc(min(self._chunk_rows, _FIRST_CHUNK))
         self._chunks: list[tuple[np.ndarray, np.ndarray]] = []
@@ -406,7 +409,7 @@ class Recorder:
             self._chunks.append((t.copy(), np.ascontiguousarray(v)))
         self._n = 0
         if self._cap < self._chunk_rows:
-            self._alloc(min(2 * self._cap, self._chunk_rows))
+            self._alloc(self._chunk_rows)
 
     @property
     def t(self) -> np.ndarray:

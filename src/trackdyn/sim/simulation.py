@@ -50,7 +50,9 @@ class Simulation:
     solver : str
         Saddle-point solver of implicit steppers (``"direct"``).
     record : list of str, optional
-        ``fnmatch`` patterns of the series to record (default: all).
+        Glob patterns of the series to record (default: all; the language of
+        :func:`trackdyn.io.match_series`: ``left.roadwheel[*].pos.z``), with
+        optional intervals (:func:`trackdyn.sim.recorder.parse_record`).
     system : AbsoluteSystem, optional
         Reuse an already built system (its pattern and symbolic factorisation).
     providers : sequence of ForceProvider

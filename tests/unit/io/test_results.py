@@ -138,16 +138,17 @@ def test_old_single_file_results_still_load(tmp_path):
     assert (d / "timeseries.parquet").is_dir() and len(td.load(d).t) == 11
 
 
-def test_default_chunks_grow_from_128_samples(tmp_path):
-    """Default chunking: 128 samples, then twice as many each time, up to about 64 MB; the samples are the
-    same streamed or in memory."""
+def test_default_chunks_are_128_samples_then_full(tmp_path):
+    """Default chunking: 128 samples, then the full chunk of about 64 MB (a run reaches its steady memory after
+    128 samples); the samples are the same streamed or in memory."""
     mem = chain_sim().run(5.0)  # 501 samples
     sim = chain_sim()
     assert sim.recorder.chunk_rows == min((1 << 23) // (len(sim.recorder.columns) + 1), 65536)
     res = sim.run(5.0, out=tmp_path / "run")
     part, = part_files(tmp_path / "run")
     md = pq.ParquetFile(part).metadata
-    assert [md.row_group(k).num_rows for k in range(md.num_row_groups)] == [128, 256, 117]
+    assert [md.row_group(k).num_rows for k in range(md.num_row_groups)] == [128, 373]
+    assert sim.recorder._cap == sim.recorder.chunk_rows
     assert np.array_equal(res.t, mem.t) and np.array_equal(td.load(tmp_path / "run").values, mem.values)
 
 
