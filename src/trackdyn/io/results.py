@@ -1,4 +1,4 @@
-"""Results on disk: ``timeseries.parquet/`` (a dataset of parts) + ``metadata.json`` (+ ``scene.json``, ``summary.json``).
+"""Results on disk: ``timeseries.parquet/`` (a dataset of parts), ``metadata.json``, ``scene.json``, ``summary.json``.
 
 Layout of a results folder::
 
@@ -315,6 +315,8 @@ class ResultWriter:
         """Close the last part and write the other files, ``metadata.json`` last."""
         if self.closed:
             raise RuntimeError(f"ResultWriter({self.directory}): already closed")
+        if self.n_parts == 0 and self._writer is None:
+            self._open_part()  # no sample at all: one empty part still names the columns
         self._close_part()
         self.closed = True
         d = self.directory

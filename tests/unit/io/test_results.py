@@ -472,3 +472,14 @@ def test_the_writer_keeps_nothing_per_closed_part(tmp_path):
 def test_writer_refuses_a_bad_part_size(tmp_path):
     with pytest.raises(ValueError, match="part_rows"):
         ResultWriter(tmp_path / "r", ["x"], part_rows=0)
+
+
+def test_a_result_without_samples_still_names_its_columns(tmp_path):
+    import pandas as pd
+
+    w = ResultWriter(tmp_path / "r", ["a.pos.x", "b.force"])
+    w.close({"status": "stopped"})
+    assert [p.name for p in part_files(tmp_path / "r")] == ["part-00000.parquet"]
+    res = td.load(tmp_path / "r")
+    assert res.columns == ["a.pos.x", "b.force"] and len(res.t) == 0 and res["b.force"].shape == (0,)
+    assert list(pd.read_parquet(tmp_path / "r" / "timeseries.parquet").columns) == ["t", "a.pos.x", "b.force"]
