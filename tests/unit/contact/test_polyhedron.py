@@ -23,7 +23,7 @@ def cuboid(size, quat=(1.0, 0.0, 0.0, 0.0), pos=(0.0, 0.0, 0.0)):
                                     for sz in (-1, 1)], pos=pos, quat=quat)
 
 
-def wedge(length=0.4, width=0.3, height=0.1, angle=math.radians(30.0)):
+def wedge(length=0.4, width=0.3, height=0.1, angle=math.pi / 6):
     """A prism seen from the side as a hull's nose: a flat top z = +height/2 from x = -length/2 to
     +length/2, a vertical rear face, a flat bottom z = -height/2 from the rear to ``x_b``, and a front face
     rising from the bottom's front edge at ``angle`` to the horizontal to the top's front edge (outward
@@ -61,7 +61,7 @@ def test_cuboid_polyhedron_is_the_box(name, seed):
     res = []
     for shape in (shapes.Box([0.4, 0.3, 0.1]), cuboid([0.4, 0.3, 0.1])):
         rng = np.random.default_rng(seed)
-        sc = one_body(lambda: [shape], terrain, np.array(pos) + rng.normal(scale=5e-4, size=3), rng)
+        sc = one_body(lambda shape=shape: [shape], terrain, np.array(pos) + rng.normal(scale=5e-4, size=3), rng)
         q, v = state(sc, rng)
         f, Kx, Kv, active, _ = sc.forces(q, v, want=True)
         res.append((f, Kx, Kv, active))
@@ -162,7 +162,7 @@ def test_cuboid_polyhedron_on_winkler_ground_is_the_box(seed):
     res = []
     for shape in (shapes.Box([0.4, 0.3, 0.1]), cuboid([0.4, 0.3, 0.1])):
         rng = np.random.default_rng(seed)
-        sc = one_body(lambda: [shape], tt.Flat(material=soil), np.array([0.0, 0.0, 0.045]), rng, mat=HARD)
+        sc = one_body(lambda shape=shape: [shape], tt.Flat(material=soil), np.array([0.0, 0.0, 0.045]), rng, mat=HARD)
         q, v = state(sc, rng)
         f, Kx, Kv, active, _ = sc.forces(q, v, want=True)
         res.append((f, Kx, Kv, active))
