@@ -297,8 +297,10 @@ class ConvergenceStudy:
             ax.set_xlabel("t [s]")
         for ax in axes[:, 0]:
             ax.set_ylabel(self.series)
-        fig.suptitle(title or f"Convergence: {self.series}" + (f" ({self.scenario})" if self.scenario else ""),
-                     fontsize=10)
+        import textwrap
+
+        text = title or f"Convergence: {self.series}" + (f" ({self.scenario})" if self.scenario else "")
+        fig.suptitle("\n".join(textwrap.wrap(text, width=max(40, int(13 * 4.6 * ncol)))), fontsize=10)
         fig.tight_layout()
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
