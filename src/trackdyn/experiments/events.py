@@ -350,9 +350,15 @@ def half_round(vehicle="m113", height_in: float = 8.0, speeds=(2.0, 3.0, 4.0, 5.
     obstacle) enter ``peaks`` and the limit; the others are listed under
     ``excluded`` with their peak and the reason.
 
+    Each run's ``peak_source`` names the impact that makes its peak
+    (:func:`~trackdyn.experiments.trials.peak_source`: the road wheel, idler
+    or hull hit hardest within 5 ms of it, its time, and a road wheel's arm
+    against the jounce stop); ``peak_sources`` lists them per speed.
+
     Returns ``{"event": "half-round", "height_in", "limiting_speed_mps",
     "peaks": [[speed, g], ...], "peaks_filtered": ..., "excluded": [{"speed_mps",
-    "peak_g", "peak_filtered_g", "reason"}, ...], "runs": [...], ...}``.
+    "peak_g", "peak_filtered_g", "reason"}, ...], "runs": [...],
+    "peak_sources": [[speed, source, t], ...], ...}``.
     """
     h_in = _num("height_in", height_in, positive=True)
     speeds = sorted(_num("speeds[]", v, positive=True) for v in (speeds if np.iterable(speeds) else [speeds]))
@@ -600,15 +606,22 @@ def step_climb_limit(vehicle="m113", *, search: str = "bisect", lo: float = 0.3,
     stops as failed when the chassis has made no new progress (2 cm in x or z)
     for ``give_up_after`` s (``None``/0: only the time limit), or overturns.
     Each failure is classified (:func:`~trackdyn.experiments.trials.classify_failure`:
-    nose-in, high-centred, track slip, stalled).
+    nose-in, high-centred, track slip, torque-limited, stalled) with what limited it
+    (``limited_by``: geometry, track slip, torque-limited), and every trial
+    carries its ``mechanism`` (:func:`~trackdyn.experiments.trials.mechanism_summary`:
+    per-track slip ratio, sprocket torque against the map's limit, hull
+    contact force and where it acts, road-wheel loads, pitch).
 
     Search (:mod:`~trackdyn.experiments.limits`): ``"bisect"`` of [lo, hi]
     to ``tol`` (1 cm), ``"stepped"`` from ``lo`` by ``increment`` (2 cm, as
     the thesis), or ``"values"`` (the listed heights until one fails).
 
     Returns ``{"event": "step-climb", "limit_m", "trials": [...], "paths":
-    {...}, "itt_N", "idler_x_m", "sprocket_height_m", ...}``; ``limit_m`` is
-    ``None`` when even the lowest height failed.
+    {...}, "mechanism": {"last_success": ..., "first_failure": ...},
+    "limited_by", "failure_mode", "itt_N", "idler_x_m", "sprocket_height_m",
+    ...}``; ``limit_m`` is ``None`` when even the lowest height failed;
+    ``mechanism`` keeps the two trials' summaries and time series (the
+    ``mechanism`` figure).
     """
     kw = _search_kwargs(search, lo, hi, tol, increment, values)
     for n, v in (("settle_time", settle_time), ("climb_time", climb_time)):
@@ -699,7 +712,8 @@ def gap_crossing_limit(vehicle="m113", *, search: str = "bisect", lo: float = 1.
     ``give_up_after`` s, or overturns; other failures are classified like
     step climbing. Search: as :func:`step_climb_limit` (3 cm steps in the thesis).
 
-    Returns ``{"event": "gap-crossing", "limit_m", "trials", "paths", ...}``.
+    Returns ``{"event": "gap-crossing", "limit_m", "trials", "paths", "mechanism", "limited_by", ...}``
+    (as :func:`step_climb_limit`).
     """
     kw = _search_kwargs(search, lo, hi, tol, increment, values)
     v = _num("speed", speed, positive=True)
