@@ -109,3 +109,18 @@ def test_m113_alternative_differs_from_the_base_only_where_the_thesis_says():
     assert np.allclose(tab[:, 1] / tab[:, 0], 100.0)
     base_slope = abs(base.suspension.damper.table[1][1] / base.suspension.damper.table[1][0])
     assert base_slope / 100.0 > 300
+
+
+def test_trackdyn_vehicles_lists_the_alternative():
+    import json
+
+    from typer.testing import CliRunner
+
+    from trackdyn.cli.main import app
+
+    r = CliRunner().invoke(app, ["vehicles", "--json"])
+    assert r.exit_code == 0, r.output
+    rows = {v["name"]: v for v in json.loads(r.stdout)["vehicles"]}
+    alt, base = rows["m113-alternative"], rows["m113"]
+    assert alt["geometry"] == "ok" and alt["shoes"] == base["shoes"]  # the same running gear and track
+    assert alt["chassis_mass_kg"] == pytest.approx(6790.42)
