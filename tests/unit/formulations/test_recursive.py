@@ -27,8 +27,10 @@ def chain_loop(n_arc=8, n_strand=24, wheel_mass=20.0, wheel_inertia=(1.0, 2.0, 1
 
     The pins sit on two half circles (radius such that a chord is one pitch)
     joined by straight strands; each wheel turns on a revolute at its centre
-    and carries the loop by one pin on its rim (wheel A at the top pin, wheel
-    B at its front pin). Two independent loops: 66 bodies, 68 joints.
+    and carries the loop by one pin on its rim (wheel A at its top pin, wheel
+    B at its bottom pin: the two halves of the loop between them are 32 links
+    each, longer than the rim pins can ever stand apart, d + 2R, so the loop
+    never snaps taut). Two independent loops: 66 bodies, 68 joints.
     """
     p, mass, inertia = CHAIN64["pitch"], CHAIN64["mass"], CHAIN64["inertia"]
     R = p / (2.0 * np.sin(np.pi / (2 * n_arc)))
@@ -50,8 +52,8 @@ def chain_loop(n_arc=8, n_strand=24, wheel_mass=20.0, wheel_inertia=(1.0, 2.0, 1
                                 quat=quat_from_axis_angle([0, 1, 0], -ang)))
     for k in range(n):
         m.add_joint(Revolute(links[k - 1], links[k], point=pins[k], axis=[0, 1, 0], name=f"pin[{k}]"))
-    front = n_strand + n_arc // 2
-    for name, centre, pin in (("wheel_a", [0.0, 0.0, 0.0], 0), ("wheel_b", [d, 0.0, 0.0], front)):
+    bottom = n_strand + n_arc
+    for name, centre, pin in (("wheel_a", [0.0, 0.0, 0.0], 0), ("wheel_b", [d, 0.0, 0.0], bottom)):
         w = m.add_body(name, mass=wheel_mass, inertia=list(wheel_inertia), pos=centre)
         m.add_joint(Revolute(m.ground, w, point=centre, axis=[0, 1, 0], name=f"{name}.axle"))
         m.add_joint(Revolute(w, links[pin], point=pins[pin], axis=[0, 1, 0], name=f"{name}.rim"))
@@ -127,9 +129,9 @@ def test_spanning_tree_and_cut_joints():
     assert op.node_joint == [f"pin[{k}]" for k in range(64)]
     lp = RecursiveSystem(chain_loop())
     # 66 bodies, 68 joints: 66 tree joints, two cut joints (4 rows); breadth first from the ground cuts
-    # each of the two chains between the wheels' rim pins (0 and 28) half way round
+    # each half of the loop between the wheels' rim pins (0 and 32) half way round
     assert (lp.n, lp.nc) == (66, 4)
-    assert sorted(lp.cut_joints) == ["pin[15]", "pin[46]"]
+    assert sorted(lp.cut_joints) == ["pin[17]", "pin[48]"]
     fl = RecursiveSystem(floating_chain(3))
     assert fl.floating_bases == ["link[0]"] and fl.n == 5 and fl.nc == 0
 
@@ -201,7 +203,7 @@ def test_accelerations_equal_absolute_index1_solution(model_fn, seed):
     qdd, _ = rec.accelerations(0.0, q, qd)
     qa, va, aa = rec.to_absolute(q, qd, qdd)
     ref = absolute_accelerations(a, qa, va)
-    assert np.max(np.abs(aa - ref)) <= 1e-9 * np.max(np.abs(ref))
+    assert np.max(np.abs(aa - ref)) <= 1e-12 * np.max(np.abs(ref))  # measured 5e-15
 
 
 @pytest.mark.parametrize("seed", [7, 8, 9])
@@ -260,7 +262,7 @@ def test_chain_loop_closure_and_agreement_short():
 
 
 def test_chain_loop_energy_is_conserved():
-    """No dissipation in the loop: total energy drifts by less than 1e-8 of the potential swing over 0.2 s."""
+    """No dissipation in the loop: total energy drifts by less than 1e-11 of the potential swing over 0.2 s."""
     rec = RecursiveSystem(chain_loop())
     ir = RecursiveRK4(rec, 1e-4)
     st = rec.initial_state()
@@ -274,13 +276,37 @@ def test_chain_loop_energy_is_conserved():
         drift = max(drift, abs(rec.kinetic_energy(q, qd) + ep - e0))
         swing = max(swing, abs(ep - e0))
     assert swing > 1.0  # J: the loop does sag
-    assert drift <= 1e-8 * swing
+    assert drift <= 1e-11 * swing  # measured 1.5e-10 J of a 963 J swing
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("model_fn", [lambda: chain(64), chain_loop], ids=["chain64", "chain-loop"])
-def test_one_second_follows_absolute(model_fn):
-    """1 s at h = 1e-4 (10 000 steps, ~1 min): centres within 1e-6 m of the absolute RK4, closure ≤ 1e-9 m."""
-    err, closure, _, _ = run_both(model_fn(), 1.0)
+def test_chain64_one_second_follows_absolute():
+    """chain64, 1 s at h = 1e-4 (10 000 steps of each formulation, a minute or more): every centre within
+    1e-6 m of the absolute RK4 (measured 1.3e-8 m)."""
+    err, _, _, _ = run_both(chain(64), 1.0)
     assert err <= 1e-6
-    assert closure <= 1e-9
+
+
+@pytest.mark.slow
+def test_chain_loop_follows_absolute_then_converges_alone():
+    """The chain loop: within 1e-6 m of the absolute RK4 over 0.7 s (measured 3.2e-8 m) and, over 1 s, within
+    2e-6 m of itself at h/2 (measured 8.2e-7 m), cut joints closed to 1e-9 m after every step.
+
+    Beyond 0.7 s the absolute RK4 at h = 1e-4 is not converged (its h vs h/2 difference jumps from 7e-8 m to
+    1.3e-4 m at 0.75 s, when the links whip at 8-12 m/s and the smallest singular value of its kept joint
+    rows falls from 0.029 to 0.003), so the second half of the second is compared with the recursive
+    solution at half the step instead.
+    """
+    err, closure, _, _ = run_both(chain_loop(), 0.7)
+    assert err <= 1e-6 and closure <= 1e-9
+    model = chain_loop()
+    ends = []
+    for h in (1e-4, 5e-5):
+        rec = RecursiveSystem(model)
+        ir = RecursiveRK4(rec, h)
+        st = rec.initial_state()
+        for _ in range(int(round(1.0 / h))):
+            st = ir.step(st)
+            assert ir.last["pos_violation"] <= 1e-9
+        ends.append(st.q[:, :3])
+    assert np.max(np.linalg.norm(ends[0] - ends[1], axis=1)) <= 2e-6
