@@ -54,7 +54,6 @@ def test_m113_settled_front_plate_lower_edge_is_at_the_published_ground_clearanc
     assert z_edge.min() == pytest.approx(z_belly.min(), abs=1e-12)
 
 
-@pytest.mark.slow
 def test_m113_climbs_a_half_metre_step():
     """The 0.5 m step that the three-box hull failed "nose-in" (a square box corner 0.43 m up, 0.2 m ahead
     of the sprocket axis, not on the real vehicle): with the hull of the real vehicle the track meets the
