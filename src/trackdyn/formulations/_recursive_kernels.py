@@ -404,3 +404,40 @@ def to_absolute(node_body, pos, ang, vel, acc, plane_e1, plane_e2, plane_n, body
         q_abs[b, 4] = w0 * e1 + w1 * e0 + w2 * e3 - w3 * e2
         q_abs[b, 5] = w0 * e2 - w1 * e3 + w2 * e0 + w3 * e1
         q_abs[b, 6] = w0 * e3 + w1 * e2 - w2 * e1 + w3 * e0
+
+
+@jit
+def rk4_step(h, q0, v0, a1, node_parent, joint_type, joint_sp, joint_sc, joint_dir, pos, ang, vel, bias, b2, r_pc,
+             joint_pt, joint_axis, cut_node, cut_s, cut_pw, node_mass, node_inertia, node_force, gravity, tau, Ia, pA,
+             Pl, U, dinv, u0, ul, acc0, accl, qdd0, qddl, G, rhs, piv, qdd, lam, acc, kq, kv, qs, vs, q_out, v_out):
+    """One classical RK4 step of ``(q, q̇)`` in compiled code, ``a1`` the first stage's q̈ (given).
+
+    The three later stages run :func:`forward_kinematics`, :func:`cut_points`
+    and :func:`articulated_solve` with the applied forces ``node_force`` held
+    as given (gravity and constant loads: the system uses this only without
+    force elements). Writes ``q_out``, ``v_out``; the closure is not
+    projected here.
+    """
+    n = q0.shape[0]
+    for st in range(3):
+        c = 0.5 * h if st < 2 else h
+        for j in range(n):
+            if st == 0:
+                dq, dv = v0[j], a1[j]
+            else:
+                dq, dv = kq[st - 1, j], kv[st - 1, j]
+            qs[j] = q0[j] + c * dq
+            vs[j] = v0[j] + c * dv
+        forward_kinematics(qs, vs, node_parent, joint_type, joint_sp, joint_sc, joint_dir, pos, ang, vel, bias, b2,
+                           r_pc, joint_pt, joint_axis)
+        cut_points(cut_node, cut_s, pos, ang, cut_pw)
+        articulated_solve(node_parent, b2, r_pc, bias, vel, node_mass, node_inertia, node_force, gravity, tau,
+                          cut_node, cut_pw, Ia, pA, Pl, U, dinv, u0, ul, acc0, accl, qdd0, qddl, G, rhs, piv, qdd,
+                          lam, acc)
+        for j in range(n):
+            kq[st, j] = vs[j]
+            kv[st, j] = qdd[j]
+    w = h / 6.0
+    for j in range(n):
+        q_out[j] = q0[j] + w * (v0[j] + 2.0 * kq[0, j] + 2.0 * kq[1, j] + kq[2, j])
+        v_out[j] = v0[j] + w * (a1[j] + 2.0 * kv[0, j] + 2.0 * kv[1, j] + kv[2, j])

@@ -44,6 +44,7 @@ from collections import deque
 
 import numpy as np
 
+from .._compiled import bound_call
 from ..mbs.joints import Revolute
 from ..mbs.model import Model, State
 from . import _recursive_kernels as RK
@@ -287,15 +288,27 @@ class RecursiveSystem:
         self.v_abs = np.zeros((nb_, 6))
         self.a_abs = np.zeros((nb_, 6))
         self.body_quat0 = self.q0[:, 3:].copy()
+        # the evaluation's kernels bound once to the step buffers (trackdyn._compiled: no per-call type dispatch)
+        self.q_step = np.zeros(n)
+        self.qd_step = np.zeros(n)
+        self._fk_call = bound_call(RK.forward_kinematics, self.q_step, self.qd_step, self.node_parent, self.joint_type,
+                                   self.joint_sp, self.joint_sc, self.joint_dir, self.pos, self.ang, self.vel,
+                                   self.bias, self.b2, self.r_pc, self.joint_pt, self.joint_axis)
+        self._cut_call = bound_call(RK.cut_points, self.cut_node, self.cut_s, self.pos, self.ang, self.cut_pw)
+        self._solve_call = bound_call(RK.articulated_solve, self.node_parent, self.b2, self.r_pc, self.bias, self.vel,
+                                      self.node_mass, self.node_inertia, self.node_force, self.gravity, self.tau,
+                                      self.cut_node, self.cut_pw, self._Ia, self._pA, self._Pl, self._U, self._dinv,
+                                      self._u0, self._ul, self._acc0, self._accl, self._qdd0, self._qddl, self._G,
+                                      self._rhs, self._piv, self.qdd, self.lam, self.acc)
         self._entry_cut = np.repeat(np.arange(self.n_cut), np.diff(self.cut_ptr))
 
     # ------------------------------------------------------------------ stages
     def kinematics(self, q, qd) -> None:
         """Recursive positions, velocities, B2, D (eqs. 1-6) and the cut points of (q, q̇)."""
-        RK.forward_kinematics(q, qd, self.node_parent, self.joint_type, self.joint_sp, self.joint_sc, self.joint_dir,
-                              self.pos, self.ang, self.vel, self.bias, self.b2, self.r_pc, self.joint_pt,
-                              self.joint_axis)
-        RK.cut_points(self.cut_node, self.cut_s, self.pos, self.ang, self.cut_pw)
+        self.q_step[:] = q
+        self.qd_step[:] = qd
+        self._fk_call()
+        self._cut_call()
 
     def _absolute_from_kinematics(self, acc=None):
         RK.to_absolute(self.node_body, self.pos, self.ang, self.vel, self.acc if acc is None else acc,
@@ -333,12 +346,47 @@ class RecursiveSystem:
         """
         self.kinematics(q, qd)
         self.applied_forces(t)
-        RK.articulated_solve(self.node_parent, self.b2, self.r_pc, self.bias, self.vel, self.node_mass,
-                             self.node_inertia, self.node_force, self.gravity, self._zero_n if tau is None else tau,
-                             self.cut_node, self.cut_pw, self._Ia, self._pA, self._Pl, self._U, self._dinv, self._u0,
-                             self._ul, self._acc0, self._accl, self._qdd0, self._qddl, self._G, self._rhs, self._piv,
-                             self.qdd, self.lam, self.acc)
+        if tau is None:
+            self.tau[:] = 0.0
+        else:
+            self.tau[:] = tau
+        self._solve_call()
         return self.qdd, self.lam
+
+    @property
+    def compiled_rk4(self) -> bool:
+        """Whether :meth:`rk4_advance` can run the whole RK4 step compiled (no force elements: the applied
+        forces are gravity only, constant over the step)."""
+        return self._abs is None
+
+    def rk4_advance(self, h: float, q0, qd0, qdd0):
+        """One classical RK4 step of (q, q̇) from (q0, q̇0) with q̈0 given, in compiled code
+        (:func:`~trackdyn.formulations._recursive_kernels.rk4_step`); returns new arrays ``(q, q̇)``, not
+        projected. Only when :attr:`compiled_rk4`."""
+        if not self.compiled_rk4:
+            raise ValueError("recursive formulation: rk4_advance needs a model without force elements")
+        n = self.n
+        if getattr(self, "_rk_h", None) != h:
+            self._rk_in = np.zeros((3, n))
+            self._rk_k = np.zeros((2, 3, n))
+            self._rk_s = np.zeros((2, n))
+            self._rk_out = np.zeros((2, n))
+            self.node_force[:] = 0.0
+            self.tau[:] = 0.0
+            self._rk_call = bound_call(
+                RK.rk4_step, float(h), self._rk_in[0], self._rk_in[1], self._rk_in[2], self.node_parent,
+                self.joint_type, self.joint_sp, self.joint_sc, self.joint_dir, self.pos, self.ang, self.vel, self.bias,
+                self.b2, self.r_pc, self.joint_pt, self.joint_axis, self.cut_node, self.cut_s, self.cut_pw,
+                self.node_mass, self.node_inertia, self.node_force, self.gravity, self.tau, self._Ia, self._pA,
+                self._Pl, self._U, self._dinv, self._u0, self._ul, self._acc0, self._accl, self._qdd0, self._qddl,
+                self._G, self._rhs, self._piv, self.qdd, self.lam, self.acc, self._rk_k[0], self._rk_k[1],
+                self._rk_s[0], self._rk_s[1], self._rk_out[0], self._rk_out[1])
+            self._rk_h = h
+        self._rk_in[0] = q0
+        self._rk_in[1] = qd0
+        self._rk_in[2] = qdd0
+        self._rk_call()
+        return self._rk_out[0].copy(), self._rk_out[1].copy()
 
     def inverse_dynamics(self, t: float, q, qd, qdd) -> np.ndarray:
         """``M(q) q̈ − Q(q, q̇, t)`` (n,) by the recursive Newton-Euler pass (cut joints not included)."""

@@ -15,6 +15,10 @@ velocity projection ``Φ_q q̇ = 0`` (no Baumgarte parameter). The correction
 is of the size of the step's local error, so the order is kept; the cut
 joints hold to ``closure_tol`` after every step.
 
+A system without force elements (``compiled_rk4``) runs the three later
+stages and the update in one compiled call (``rk4_advance``); otherwise the
+stages are combined here in NumPy. Both compute the same tableau.
+
 The state's ``extra`` carries the joint coordinates (``recursive.q``,
 ``recursive.qd``) and the accelerations at the state (``recursive.qdd``,
 reused as the next step's first stage); its ``q``, ``v``, ``acc`` are the
@@ -79,17 +83,21 @@ class RecursiveRK4(Integrator):
         else:
             a1 = s.accelerations(t, q0, v0)[0].copy()
             self.counters["residual_evals"] += 1
-        k_q = [v0]
-        k_v = [a1]
-        for c in (0.5, 0.5, 1.0):
-            q = q0 + (c * h) * k_q[-1]
-            v = v0 + (c * h) * k_v[-1]
-            a = s.accelerations(t + c * h, q, v)[0].copy()
-            self.counters["residual_evals"] += 1
-            k_q.append(v)
-            k_v.append(a)
-        q = q0 + (h / 6.0) * (k_q[0] + 2.0 * k_q[1] + 2.0 * k_q[2] + k_q[3])
-        v = v0 + (h / 6.0) * (k_v[0] + 2.0 * k_v[1] + 2.0 * k_v[2] + k_v[3])
+        if getattr(s, "compiled_rk4", False):
+            q, v = s.rk4_advance(h, q0, v0, a1)
+            self.counters["residual_evals"] += 3
+        else:
+            k_q = [v0]
+            k_v = [a1]
+            for c in (0.5, 0.5, 1.0):
+                q = q0 + (c * h) * k_q[-1]
+                v = v0 + (c * h) * k_v[-1]
+                a = s.accelerations(t + c * h, q, v)[0].copy()
+                self.counters["residual_evals"] += 1
+                k_q.append(v)
+                k_v.append(a)
+            q = q0 + (h / 6.0) * (k_q[0] + 2.0 * k_q[1] + 2.0 * k_q[2] + k_q[3])
+            v = v0 + (h / 6.0) * (k_v[0] + 2.0 * k_v[1] + 2.0 * k_v[2] + k_v[3])
         t_b = clock()
         self.timing["forces"] += t_b - t_a
         try:
