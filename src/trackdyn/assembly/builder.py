@@ -28,7 +28,7 @@ from ..mbs import RSDA, TSDA, Fixed, Model, Prismatic, Revolute
 from .geometry import ClosedTrack, GeometryError, check_layout, close_track, side_layout
 
 __all__ = ["VehicleModel", "SideInfo", "build_vehicle", "vehicle_geometry", "VehicleGeometry", "add_sprocket",
-           "add_running_gear"]
+           "add_running_gear", "track_pins"]
 
 SIDES = ("left", "right")
 
@@ -124,7 +124,7 @@ def _wrap(a: float) -> float:
 
 
 def build_vehicle(spec, origin=(0.0, 0.0, 0.0), geometry: VehicleGeometry | None = None,
-                  target_tension: float | None = None, speed: float = 0.0) -> VehicleModel:
+                  target_tension: float | None = None, speed: float = 0.0, pin_joints: bool = True) -> VehicleModel:
     """Assemble the ``links`` model of ``spec``.
 
     Parameters
@@ -140,6 +140,11 @@ def build_vehicle(spec, origin=(0.0, 0.0, 0.0), geometry: VehicleGeometry | None
         Initial forward speed, m/s: the chassis and every body move with it,
         wheels and sprockets spin, and the track circulates around its loop
         with the bottom strand at rest on the ground.
+    pin_joints : bool
+        Join the shoes by ideal revolutes (default). False leaves the pins
+        out (their names stay in ``SideInfo.pins``) for a fidelity that joins
+        the shoes by forces instead (``penalty``, ``bushing``): see
+        :func:`track_pins` for each pin's bodies, point and axis.
     """
     geo = geometry or vehicle_geometry(spec)
     O = np.asarray(origin, dtype=float)
@@ -199,7 +204,8 @@ def build_vehicle(spec, origin=(0.0, 0.0, 0.0), geometry: VehicleGeometry | None
         for k in range(n):
             a, b = shoe_bodies[k], shoe_bodies[(k + 1) % n]
             px_, pz_ = trk.pins[(k + 1) % n]
-            m.add_joint(Revolute(a, b, point=W(px_, y, pz_), axis=Y, name=f"{p}shoe[{k}].pin"))
+            if pin_joints:
+                m.add_joint(Revolute(a, b, point=W(px_, y, pz_), axis=Y, name=f"{p}shoe[{k}].pin"))
             pins.append(f"{p}shoe[{k}].pin")
             if shoes.bending_stiffness > 0 or shoes.bending_damping > 0:
                 m.add_force(RSDA(a, b, axis=Y, stiffness=shoes.bending_stiffness, damping=shoes.bending_damping,
@@ -213,6 +219,22 @@ def build_vehicle(spec, origin=(0.0, 0.0, 0.0), geometry: VehicleGeometry | None
         _set_speed(m, spec, geo, sides, float(speed))
     return VehicleModel(spec, m, geo, sides, O, drv)
 
+
+def track_pins(vm: VehicleModel) -> list:
+    """``(name, shoe_a, shoe_b, point, axis)`` of every track pin of a built vehicle, world frame at the
+    assembled pose: the pin ``left.shoe[k].pin`` joins shoe k to shoe k+1 at their shared pin point about
+    the lateral axis (the revolute :func:`build_vehicle` adds unless ``pin_joints`` is false)."""
+    out = []
+    m = vm.model
+    for side, info in vm.sides.items():
+        trk = vm.geometry.tracks[side]
+        n = len(info.shoes)
+        for k in range(n):
+            px_, pz_ = trk.pins[(k + 1) % n]
+            point = vm.origin + np.array([px_, info.y, pz_])
+            out.append((info.pins[k], m.body(info.shoes[k]), m.body(info.shoes[(k + 1) % n]), point,
+                        np.array([0.0, 1.0, 0.0])))
+    return out
 
 
 def add_sprocket(m: Model, chassis, spec, lay, p: str, y: float, W, inertia=None, tree: dict | None = None):

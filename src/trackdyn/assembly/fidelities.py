@@ -36,17 +36,20 @@ import numpy as np
 from ..contact.massless import MasslessOptions, MasslessTrack
 from ..formulations.absolute import AbsoluteSystem
 from ..formulations.contract import Build, FormulationInfo, register_formulation
+from ..formulations.penalty import PAPER_C, PAPER_K, PenaltyPin, PenaltyPins
+from ..mbs import Bushing
 from ..formulations.tree import TreeSystem
 from ..integrators import INTEGRATORS
 from ..integrators.realtime import RealtimeStepper
-from .builder import build_vehicle
+from .builder import build_vehicle, track_pins
 from .contact import vehicle_contact
 from .massless import build_massless
 from .outputs import ShoeTensions
 from .placement import vehicle_drivetrain, vehicle_placement
 from .visuals import add_vehicle_visuals
 
-__all__ = ["LinksFormulation", "MasslessFormulation", "LINKS_STEP", "split_prefixed"]
+__all__ = ["LinksFormulation", "MasslessFormulation", "PenaltyFormulation", "BushingFormulation", "LINKS_STEP",
+           "split_prefixed", "PinTensions"]
 
 #: The link model's default step (s): a fifth of the thesis's 1e-4 s, the step its events and scenarios were
 #: measured stable at (docs/events.md, "The default step").
@@ -92,12 +95,14 @@ class LinksFormulation:
         option_prefixes=("contact.",), benchmark="m113-flat")
     #: contact options (keys after "contact."): "implicit" (bool)
     CONTACT_OPTIONS = ("implicit",)
+    #: option prefixes of the other fidelities (refused, naming their owner)
+    FOREIGN = {"massless.": "massless", "penalty.": "penalty", "bushing.": "bushing"}
 
     def defaults(self, options):
         return self.info.default_integrator, self.info.default_step
 
     def _options(self, sc):
-        contact, rest = split_prefixed(sc.options, "contact.", self.name, {"massless.": "massless"})
+        contact, rest = split_prefixed(sc.options, "contact.", self.name, self.FOREIGN)
         for k, v in contact.items():
             if k not in self.CONTACT_OPTIONS:
                 raise ValueError(f"scenario.options['contact.{k}']: unknown contact option; choose from "
@@ -175,7 +180,8 @@ class MasslessFormulation:
         return self.info.default_integrator, self.info.default_step
 
     def _options(self, sc):
-        mine, rest = split_prefixed(sc.options, "massless.", self.name, {"contact.": "links"})
+        mine, rest = split_prefixed(sc.options, "massless.", self.name,
+                                    {"contact.": "links", "penalty.": "penalty", "bushing.": "bushing"})
         mine.pop("formulation", None)
         f = self._formulation(sc.options, sc.integrator)
         if f == "tree":
@@ -215,5 +221,236 @@ class MasslessFormulation:
         return Build(spec, vm, system, track, drivetrain, sc.integrator, rest)
 
 
+class PinTensions:
+    """Output provider: ``SIDE.shoe[k].tension`` of compliant pins, from the force each pin puts on its
+    second shoe (``force`` (n_pin, 3), world, refreshed by the pin forces' own evaluation) as
+    :class:`~trackdyn.assembly.outputs.ShoeTensions` computes it from an ideal pin's reaction: the pull along
+    that shoe's rear-to-front axis, with the sign of a tension."""
+
+    name = "pin-tensions"
+
+    def __init__(self, sides, pin_names, force):
+        self.force = force
+        order = {nm: k for k, nm in enumerate(pin_names)}
+        self.names, rows, bodies = [], [], []
+        for side in sides.values():
+            n = len(side.shoes)
+            for k in range(n):
+                self.names.append(f"{side.name}.shoe[{k}].tension")
+                rows.append(order[side.pins[k]])
+                bodies.append(side.shoes[(k + 1) % n])
+        self.rows = np.array(rows, dtype=np.int64)
+        self._bodies = bodies
+        self.tension = np.zeros(len(self.names))
+
+    def coupling_pairs(self):
+        return []
+
+    def bind(self, system):
+        idx = {nm: k for k, nm in enumerate(system.body_names)}
+        self.body_idx = np.array([idx[b] for b in self._bodies], dtype=np.int64)
+
+    def initial_extra(self):
+        return {}
+
+    def accumulate(self, ctx):
+        if ctx.data is not None:
+            return
+        d = ctx.kin.R[self.body_idx][:, :, 0]
+        self.tension[:] = -np.einsum("ij,ij->i", self.force[self.rows], d)
+
+    def commit(self, state):
+        pass
+
+    def series(self):
+        return {nm: (self.tension, k) for k, nm in enumerate(self.names)}
+
+
+def _nonneg(key, v):
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        raise ValueError(f"scenario.options[{key!r}] = {v!r}: expected a number >= 0") from None
+    if not (np.isfinite(x) and x >= 0):
+        raise ValueError(f"scenario.options[{key!r}] = {v!r}: expected a finite number >= 0")
+    return x
+
+
+def _triple(key, v):
+    """A number or three numbers >= 0 (per direction of the shoe frame: along, across, normal)."""
+    arr = np.atleast_1d(np.asarray(v, dtype=object))
+    if arr.size == 1:
+        return np.full(3, _nonneg(key, arr[0]))
+    if arr.size != 3:
+        raise ValueError(f"scenario.options[{key!r}] = {v!r}: expected a number or 3 numbers "
+                         "(along the shoe, along the pin, normal to the shoe)")
+    return np.array([_nonneg(key, x) for x in arr])
+
+
+#: the compliant pins' integrator and step: links' own, measured. At 5e-4 s both run the conformance
+#: scenarios (M113 settle and 4 m/s bump) and their chassis figures stand within 2 mm, 0.006 deg and
+#: 0.002 m/s of links'; Newton-iterated Euler and HHT do not start on the vehicle (their Newton fails at t = 0
+#: on the contacts, as for links). The pin *forces* carry a step error, measured on the spinning 8-link ring
+#: at 16 rad/s (a pin going round the sprocket at 4 m/s; ideal reaction 1635-1667 N): k = 1e9 gives 8766 N at
+#: h = 5e-4, 3248 at 2e-4, 2202 at 1e-4, 1870 at 5e-5 (the discrete velocities of a turning body lag its
+#: rotation by O(h), which the damping turns into c h ω² L, plus the stiff force's O(k h² ω² L)
+#: linearisation error); pin-force studies need h <= 5e-5 (docs/formulation.md, "Compliant pins")
+COMPLIANT_INTEGRATOR = "euler-implicit-linearized"
+
+
+#: how far the compliant pins' chassis figures may stand from links' (measured differences in the fidelities'
+#: comments, these tolerances about twice them)
+_COMPLIANT_CONFORMANCE = (
+    ("settle", "height_m", 0.004,
+     "the pins stretch under the track tension (T/k, ~1e-5 m a pin at 1e9 N/m, over ~60 pins a side): a longer "
+     "loop that the tensioner takes up and a different sag between the wheels lower the hull by about 2 mm"),
+    ("settle", "pitch_deg", 0.05,
+     "the same longer loop moves the idler carrier and the strands' pull on the front of the hull"),
+    ("settle", "speed_mps", 0.005,
+     "both stand on their brakes; the residual drift is the brakes' smooth torque law and the rocking after the "
+     "drop, which the compliant pins' extra damping c = 1e5 N s/m changes at the mm/s level"),
+    ("bump", "rise_m", 0.003,
+     "the chain spans the bump with slightly stretched pins; its wrap around the wheels and the shoes' impacts "
+     "are the links model's, so the rise differs by the loop's stretch, about a millimetre"),
+    ("bump", "pitch_max_deg", 0.05,
+     "the same chain and contacts as links, pins compliant by T/k: the hull's pitch differs by thousandths of a "
+     "degree"),
+    ("bump", "speed_mean_mps", 0.01,
+     "the same PID and drive; the sprocket engages the same shoes, with the pins' compliance in the chordal "
+     "speed ripple"),
+)
+
+
+class _CompliantPins(LinksFormulation):
+    """The ``links`` vehicle with its track pins made compliant: shared option handling and build."""
+
+    PREFIX = ""
+    OPTIONS: dict = {}
+
+    def _options(self, sc):
+        foreign = {p: o for p, o in {**LinksFormulation.FOREIGN, "contact.": "links"}.items()
+                   if p != self.PREFIX}
+        mine, rest = split_prefixed(sc.options, self.PREFIX, self.name,
+                                    {p: o for p, o in foreign.items() if p != "contact."})
+        contact, rest = split_prefixed(rest, "contact.", self.name, {})
+        for k, v in contact.items():
+            if k not in self.CONTACT_OPTIONS:
+                raise ValueError(f"scenario.options['contact.{k}']: unknown contact option; choose from "
+                                 f"{['contact.' + c for c in self.CONTACT_OPTIONS]}")
+            if not isinstance(v, (bool, np.bool_)):
+                raise ValueError(f"scenario.options['contact.{k}'] = {v!r}: expected true or false")
+        pins = {}
+        for k, v in mine.items():
+            if k not in self.OPTIONS:
+                raise ValueError(f"scenario.options['{self.PREFIX}{k}']: unknown option of the {self.name!r} "
+                                 f"fidelity; choose from {[self.PREFIX + o for o in self.OPTIONS]}")
+            pins[k] = self.OPTIONS[k](self.PREFIX + k, v)
+        return {k: bool(v) for k, v in contact.items()}, pins, rest
+
+    def check(self, sc) -> None:
+        _check_integrator(self.name, sc.integrator, self.info.integrators)
+        self._options(sc)
+
+    def _pins(self, vm, options):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def build(self, sc) -> Build:
+        contact_options, pin_options, integrator_options = self._options(sc)
+        spec, terrain, geo, z0 = vehicle_placement(sc)
+        vm = build_vehicle(spec, origin=(sc.start_x, 0.0, z0), geometry=geo, speed=sc.speed, pin_joints=False)
+        pins, tensions = self._pins(vm, pin_options)
+        add_vehicle_visuals(vm)
+        contact = vehicle_contact(vm, terrain, **contact_options)
+        m = vm.model
+        idx = {n: k for k, n in enumerate(m.body_names)}
+        drivetrain = vehicle_drivetrain(spec, idx, vm.sides, sc.driver)
+        providers = [contact] + ([pins] if pins is not None else []) + [tensions, drivetrain]
+        system = AbsoluteSystem(m, providers=providers, coupling="diagonal")
+        if pins is None:  # bushing elements: the tensions read their block's forces, known once the system is
+            blk = next(b for b in system.blocks if getattr(b, "names", None) and vm.sides["left"].pins[0]
+                       in b.names)
+            tensions.force = blk.force
+            tensions.rows = np.array([blk.names.index(nm) for nm in tensions._pin_names], dtype=np.int64)
+        return Build(spec, vm, system, contact, drivetrain, sc.integrator, integrator_options)
+
+
+class PenaltyFormulation(_CompliantPins):
+    """``penalty``: every track pin's revolute equations enforced by penalty forces (wallin-shabana-2013 §6.2).
+
+    Options (``penalty.*``): ``k`` (N/m) and ``c`` (N s/m) of the pin point's three rows, default the
+    paper's 1e9 and 1e5 (§9; its soft study is k = 1e7); ``k_axis`` (N m) and ``c_axis`` (N m s) of the two
+    axis-alignment rows, default ``k`` and ``c`` (eq. 11 has one k and c for all five rows).
+    """
+
+    name = "penalty"
+    PREFIX = "penalty."
+    OPTIONS = {"k": _nonneg, "c": _nonneg, "k_axis": _nonneg, "c_axis": _nonneg}
+    info = FormulationInfo(
+        models="every shoe a rigid body; the pins' revolute equations enforced by penalty forces "
+               "f = k d + c ḋ (exact stiffness and damping in the Newton matrix); SMC contact as links",
+        cost="compliant", paper="wallin-shabana-2013", default_step=LINKS_STEP,
+        default_integrator=COMPLIANT_INTEGRATOR, integrators=GENERIC_INTEGRATORS,
+        option_prefixes=("penalty.", "contact."), benchmark="m113-flat",
+        # measured against links at 5e-4 s (tests/integration/test_conformance.py): settle height 1.9 mm, pitch
+        # 0.006 deg, speed 0.0018 m/s; bump rise 1.1 mm, pitch 0.004 deg, mean speed 0.002 m/s
+        conformance=_COMPLIANT_CONFORMANCE)
+
+    def _pins(self, vm, o):
+        pins = [PenaltyPin(nm, a, b, tuple(p), tuple(ax)) for nm, a, b, p, ax in track_pins(vm)]
+        prov = PenaltyPins(vm.model, pins, k=o.get("k", PAPER_K), c=o.get("c", PAPER_C), k_axis=o.get("k_axis"),
+                           c_axis=o.get("c_axis"), name="penalty-pins")
+        return prov, PinTensions(vm.sides, prov.names, prov.force)
+
+
+#: bushing pins' defaults: wallin-shabana-2013 gives no bushing coefficients; these are its penalty pins'
+#: (§9: k 1e9 N/m, c 1e5 N s/m) per translational direction and for the two tilts (N m/rad, N m s/rad), the
+#: rotation about the pin free (the shoes' bending spring acts about it, as in every fidelity)
+BUSHING_K = (PAPER_K, PAPER_K, PAPER_K)
+BUSHING_C = (PAPER_C, PAPER_C, PAPER_C)
+BUSHING_K_ROT = (PAPER_K, 0.0, PAPER_K)
+BUSHING_C_ROT = (PAPER_C, 0.0, PAPER_C)
+
+
+class BushingFormulation(_CompliantPins):
+    """``bushing``: every track pin a 6-dof linear bushing (wallin-shabana-2013 §7, eq. 15).
+
+    The :class:`~trackdyn.mbs.forces.Bushing` element in the frame of the front shoe (x from its rear to its
+    front pin, y along the pin, z normal to the shoe), coupled in the Newton matrix (its exact Jacobian
+    between the two shoes). Options (``bushing.*``, a number or three per shoe-frame direction):
+    ``k`` (N/m), ``c`` (N s/m), ``k_rot`` (N m/rad), ``c_rot`` (N m s/rad); defaults
+    :data:`BUSHING_K`, :data:`BUSHING_C`, :data:`BUSHING_K_ROT`, :data:`BUSHING_C_ROT`.
+    """
+
+    name = "bushing"
+    PREFIX = "bushing."
+    OPTIONS = {"k": _triple, "c": _triple, "k_rot": _triple, "c_rot": _triple}
+    info = FormulationInfo(
+        models="every shoe a rigid body; each pin a 6-dof linear bushing (stiffness and damping per shoe-frame "
+               "direction, free about the pin) with its exact Jacobian in the Newton matrix; SMC contact as links",
+        cost="compliant", paper="wallin-shabana-2013", default_step=LINKS_STEP,
+        default_integrator=COMPLIANT_INTEGRATOR, integrators=GENERIC_INTEGRATORS,
+        option_prefixes=("bushing.", "contact."), benchmark="m113-flat",
+        # measured against links at 5e-4 s (tests/integration/test_conformance.py): settle height 1.9 mm, pitch
+        # 0.006 deg, speed 0.0018 m/s; bump rise 1.0 mm, pitch 0.004 deg, mean speed 0.002 m/s
+        conformance=_COMPLIANT_CONFORMANCE)
+
+    def _pins(self, vm, o):
+        m = vm.model
+        names = []
+        for nm, a, b, p, ax in track_pins(vm):
+            frame = m._initial_R(b)  # the front shoe's axes at the assembled pose
+            m.add_force(Bushing(a, b, point=p, stiffness=np.diag(o.get("k", BUSHING_K)),
+                                damping=np.diag(o.get("c", BUSHING_C)),
+                                rot_stiffness=np.diag(o.get("k_rot", BUSHING_K_ROT)),
+                                rot_damping=np.diag(o.get("c_rot", BUSHING_C_ROT)), frame=frame, name=nm,
+                                coupling="full"))
+            names.append(nm)
+        tensions = PinTensions(vm.sides, names, np.zeros((len(names), 3)))
+        tensions._pin_names = names
+        return None, tensions
+
+
 register_formulation(LinksFormulation())
 register_formulation(MasslessFormulation())
+register_formulation(PenaltyFormulation())
+register_formulation(BushingFormulation())
