@@ -441,3 +441,74 @@ def rk4_step(h, q0, v0, a1, node_parent, joint_type, joint_sp, joint_sc, joint_d
     for j in range(n):
         q_out[j] = q0[j] + w * (v0[j] + 2.0 * kq[0, j] + 2.0 * kq[1, j] + kq[2, j])
         v_out[j] = v0[j] + w * (a1[j] + 2.0 * kv[0, j] + 2.0 * kv[1, j] + kv[2, j])
+
+
+@jit
+def _least_norm(Jd, b, A, bw, y, piv):
+    """y = (Jd Jdᵀ)⁻¹ b (A, bw: work space; b is kept)."""
+    m, n = Jd.shape
+    for r in range(m):
+        bw[r] = b[r]
+        for c in range(m):
+            s = 0.0
+            for k in range(n):
+                s += Jd[r, k] * Jd[c, k]
+            A[r, c] = s
+    lu_solve_inplace(A, bw, piv, y)
+
+
+@jit
+def project(q, qd, tol, max_iter, node_parent, joint_type, joint_sp, joint_sc, joint_dir, pos, ang, vel, bias, b2,
+            r_pc, joint_pt, joint_axis, cut_node, cut_s, cut_pw, cut_ptr, cut_col, cut_side, phi, Jval, Jd, A, bw, y,
+            piv):
+    """Newton on Φ(q) = 0 with the least-norm step ``Δq = −Φ_qᵀ (Φ_q Φ_qᵀ)⁻¹ Φ``, then ``Φ_q q̇ = 0``, in place.
+
+    Returns the Newton iterations, or −1 when ``max|Φ| > tol`` after
+    ``max_iter`` of them. ``phi`` holds the final Φ; ``Jd`` (m, n), ``A``
+    (m, m), ``bw``, ``y`` (m,) and ``piv`` are work space.
+    """
+    m = phi.shape[0]
+    n = q.shape[0]
+    it = 0
+    err = 0.0
+    while True:
+        forward_kinematics(q, qd, node_parent, joint_type, joint_sp, joint_sc, joint_dir, pos, ang, vel, bias, b2,
+                           r_pc, joint_pt, joint_axis)
+        cut_points(cut_node, cut_s, pos, ang, cut_pw)
+        closure(cut_node, cut_pw, pos, joint_type, joint_pt, joint_axis, cut_ptr, cut_col, cut_side, phi, Jval)
+        for r in range(m):
+            for c in range(n):
+                Jd[r, c] = 0.0
+        for k in range(cut_node.shape[0]):
+            for e in range(cut_ptr[k], cut_ptr[k + 1]):
+                Jd[2 * k, cut_col[e]] = Jval[e, 0]
+                Jd[2 * k + 1, cut_col[e]] = Jval[e, 1]
+        err = 0.0
+        for r in range(m):
+            err = max(err, abs(phi[r]))
+        if err <= tol or it == max_iter:
+            break
+        _least_norm(Jd, phi, A, bw, y, piv)
+        for c in range(n):
+            s = 0.0
+            for r in range(m):
+                s += Jd[r, c] * y[r]
+            q[c] -= s
+        it += 1
+    if err > tol:
+        return -1
+    # velocities: q̇ −= Jᵀ (J Jᵀ)⁻¹ J q̇ (Jd is at the final q)
+    for r in range(m):
+        s = 0.0
+        for c in range(n):
+            s += Jd[r, c] * qd[c]
+        y[r] = s
+    for r in range(m):
+        bw[r] = y[r]
+    _least_norm(Jd, bw, A, bw, y, piv)
+    for c in range(n):
+        s = 0.0
+        for r in range(m):
+            s += Jd[r, c] * y[r]
+        qd[c] -= s
+    return it

@@ -431,19 +431,27 @@ class RecursiveSystem:
 
     def project(self, q, qd, tol: float = 1e-12, max_iter: int = 10) -> int:
         """Put (q, q̇) back on the closure manifold in place: Newton on Φ(q) = 0 with the least-norm
-        correction, then ``Φ_q q̇ = 0``. Returns the Newton iterations; ValueError when it does not converge."""
+        correction, then ``Φ_q q̇ = 0`` (compiled: :func:`~._recursive_kernels.project`). Returns the Newton
+        iterations; ValueError when it does not converge. Leaves Φ in ``self.phi``."""
         if self.nc == 0:
             return 0
-        for it in range(max_iter + 1):
-            phi, J = self.closure(q)
-            err = float(np.max(np.abs(phi)))
-            if err <= tol:
-                break
-            if it == max_iter:
-                raise ValueError(f"recursive formulation: cut-joint closure |Φ| = {err:.3g} m after {it} iterations")
-            q -= J.T @ np.linalg.solve(J @ J.T, phi)
-        qd -= J.T @ np.linalg.solve(J @ J.T, J @ qd)
-        return it
+        if q.dtype != np.float64 or qd.dtype != np.float64 or q.shape != (self.n,) or qd.shape != (self.n,):
+            raise ValueError(f"recursive formulation: project needs float arrays of shape ({self.n},)")
+        m = self.nc
+        if not hasattr(self, "_pj_Jd"):
+            self._pj_Jd = np.zeros((m, self.n))
+            self._pj_A = np.zeros((m, m))
+            self._pj_b = np.zeros(m)
+            self._pj_y = np.zeros(m)
+        it = RK.project(q, qd, float(tol), int(max_iter), self.node_parent, self.joint_type, self.joint_sp,
+                        self.joint_sc, self.joint_dir, self.pos, self.ang, self.vel, self.bias, self.b2, self.r_pc,
+                        self.joint_pt, self.joint_axis, self.cut_node, self.cut_s, self.cut_pw, self.cut_ptr,
+                        self.cut_col, self.cut_side, self.phi, self.Jval, self._pj_Jd, self._pj_A, self._pj_b,
+                        self._pj_y, self._piv)
+        if it < 0:
+            raise ValueError(f"recursive formulation: cut-joint closure |Φ| = {np.max(np.abs(self.phi)):.3g} m "
+                             f"after {max_iter} iterations")
+        return int(it)
 
     def to_absolute(self, q, qd, qdd=None):
         """Absolute body states ``(q (nb, 7), v (nb, 6), acc (nb, 6))`` (copies) of (q, q̇[, q̈])."""
