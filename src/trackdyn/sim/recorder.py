@@ -30,10 +30,16 @@ from . import _record_kernels as RK
 
 __all__ = ["Recorder", "parse_record"]
 
-# default chunk: 2**23 values (64 MiB), e.g. 1715 samples of the M113's 4888 series; the first chunk holds
-# _FIRST_CHUNK samples, every next one the full chunk
+# default chunk: 2**23 values (64 MiB) and at most _MAX_CHUNK samples (20 MiB for the M113's 4888 series); the
+# first chunk holds _FIRST_CHUNK samples, every next one the full chunk; a streamed part holds _CHUNKS_PER_PART
+# full chunks. A run reaches its steady memory once it has written a full chunk (640 samples): its high-water
+# mark is the chunk buffer plus what pyarrow keeps after writing a chunk (about the chunk's size again, retained
+# by the allocator) plus the open part's row-group metadata (bench/README.md, stop 26: with 1715-sample chunks a
+# 10-s run never wrote a full one and peaked 7-14 % under the long runs)
 _CHUNK_VALUES = 1 << 23
+_MAX_CHUNK = 512
 _FIRST_CHUNK = 128
+_CHUNKS_PER_PART = 4
 _POSE_PARTS = (("pos", "xyz"), ("quat", ("e0", "e1", "e2", "e3")))
 
 
@@ -110,7 +116,7 @@ class Recorder:
         matched by several entries takes the shortest interval.
     chunk_rows : int, optional
         Samples per chunk (per Parquet row group when streaming); default
-        about 64 MB of samples, after a first chunk of 128 samples. Larger
+        about 64 MB of samples and at most 512, after a first chunk of 128 samples. Larger
         row groups write faster per sample and keep a part's footer small:
         pyarrow holds ≈ 0.9 kB of metadata per column chunk until a file is
         closed (4 MiB per row group for the M113's 4900 series), which is
@@ -202,14 +208,14 @@ class Recorder:
         else:
             # the first chunk is small: the first sample writes a column of the column-major buffer, which faults
             # in (and zeroes) all of it — 72 ms for 64 MiB, a lot for a run of a second. The next one is the full
-            # chunk, so that a run reaches its steady memory after _FIRST_CHUNK samples: a 10-s run holds the
-            # same buffer as a 1000-s one (doubling up to it took 1921 samples for the link M113: a 10-s run's
-            # peak RSS was 14 % under a 100-s run's, bench/README.md stop 26)
-            self._chunk_rows = int(np.clip(_CHUNK_VALUES // max(n + 1, 1), 64, 65536))
+            # chunk, so that a 10-s run at 10 ms holds the same buffer as a 1000-s one and writes full chunks
+            # (doubling up to 1715 samples took 1921 samples for the link M113: a 10-s run's peak RSS was 14 %
+            # under a 100-s run's, bench/README.md stop 26)
+            self._chunk_rows = int(np.clip(_CHUNK_VALUES // max(n + 1, 1), 64, _MAX_CHUNK))
             self._alloc(min(self._chunk_rows, _FIRST_CHUNK))
         self._chunks: list[tuple[np.ndarray, np.ndarray]] = []
         self._writer = None
-        self.part_rows: int | None = None  # samples per part of a results folder (None: the writer's default)
+        self.part_rows: int | None = None  # samples per part of a results folder (None: 4 full chunks)
         self._t_streamed: list[np.ndarray] = []  # times of the samples written to the folder
         self._terrain = None
         self._summary = None
@@ -428,8 +434,8 @@ class Recorder:
         Samples already held in memory are written first. The folder is
         marked incomplete until :meth:`result` finalises it. Samples go into
         ``directory/timeseries.parquet/``, a dataset of parts of
-        :attr:`part_rows` samples each (default: about 64 MiB of samples,
-        :func:`trackdyn.io.results.default_part_rows`).
+        :attr:`part_rows` samples each (default: four full chunks, e.g.
+        2048 samples).
 
         Parameters
         ----------
@@ -446,7 +452,8 @@ class Recorder:
             raise RuntimeError(f"Recorder: already writing to {self._writer.directory}")
         if isinstance(terrain, (dict, tuple, list)):
             terrain_to_scene(terrain)  # reject a bad description now, before the run
-        self._writer = ResultWriter(directory, self.columns, part_rows=self.part_rows)
+        part_rows = self.part_rows if self.part_rows is not None else _CHUNKS_PER_PART * self._chunk_rows
+        self._writer = ResultWriter(directory, self.columns, part_rows=part_rows)
         self._terrain = terrain
         self._summary = summary
         if metadata:

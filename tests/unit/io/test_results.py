@@ -30,8 +30,8 @@ def test_streamed_run_equals_the_in_memory_run(tmp_path):
     res = sim.run(0.5, out=tmp_path / "run")
     assert res.path == tmp_path / "run" and res.status == "complete"
     parts = part_files(tmp_path / "run")
-    assert [p.name for p in parts] == ["part-00000.parquet"]  # 51 samples: one part by default
-    assert pq.ParquetFile(parts[0]).metadata.num_row_groups == 8  # ceil(51 / 7)
+    assert [p.name for p in parts] == ["part-00000.parquet", "part-00001.parquet"]  # 4 chunks a part by default
+    assert [pq.ParquetFile(p).metadata.num_row_groups for p in parts] == [4, 4]  # ceil(51 / 7) chunks
     assert res.columns == mem.columns
     assert np.array_equal(res.t, mem.t) and np.array_equal(res.values, mem.values)
     back = td.load(tmp_path / "run")
@@ -39,7 +39,7 @@ def test_streamed_run_equals_the_in_memory_run(tmp_path):
     assert np.array_equal(back.values, mem.values)
     meta = json.loads((tmp_path / "run" / "metadata.json").read_text())
     assert meta["n_samples"] == 51 and meta["n_series"] == len(mem.columns) and meta["status"] == "complete"
-    assert meta["timeseries"] == {"layout": "dataset", "parts": 1}
+    assert meta["timeseries"] == {"layout": "dataset", "parts": 2}
     assert not (tmp_path / "run" / INCOMPLETE_MARKER).exists()
     assert sorted(p.name for p in (tmp_path / "run").iterdir()) == ["metadata.json", "timeseries.parquet"]
 
@@ -139,11 +139,11 @@ def test_old_single_file_results_still_load(tmp_path):
 
 
 def test_default_chunks_are_128_samples_then_full(tmp_path):
-    """Default chunking: 128 samples, then the full chunk of about 64 MB (a run reaches its steady memory after
-    128 samples); the samples are the same streamed or in memory."""
+    """Default chunking: 128 samples, then the full chunk (about 64 MB, at most 512 samples: a run reaches its
+    steady memory once it has written one); the samples are the same streamed or in memory."""
     mem = chain_sim().run(5.0)  # 501 samples
     sim = chain_sim()
-    assert sim.recorder.chunk_rows == min((1 << 23) // (len(sim.recorder.columns) + 1), 65536)
+    assert sim.recorder.chunk_rows == min((1 << 23) // (len(sim.recorder.columns) + 1), 512)
     res = sim.run(5.0, out=tmp_path / "run")
     part, = part_files(tmp_path / "run")
     md = pq.ParquetFile(part).metadata
