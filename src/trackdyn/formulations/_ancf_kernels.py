@@ -1,0 +1,134 @@
+"""Numba kernels of the 3-D ANCF cable element (wallin-shabana-2013 §8, eqs. 16-19; Gerstmayr & Shabana 2006).
+
+An element of length l has 12 coordinates ``e = [r(0), r_x(0), r(l), r_x(l)]``
+and the cubic Hermite field ``r(x) = S(x) e`` with ``S = [s1 I, s2 I, s3 I,
+s4 I]`` (eq. 16). Its elastic energy (eq. 19)
+
+    U = ½ ∫ EA ε² dx + ½ ∫ EI κ² dx,   ε = ½ (r_x·r_x - 1),
+    κ² = |r_x × r_xx|² / |r_x|⁶ = (a b - c²) / a³,  a = r_x·r_x, b = r_xx·r_xx, c = r_x·r_xx,
+
+(Green-Lagrange axial strain, the exact curvature of the centre line) is
+integrated by Gauss-Legendre quadrature at the points and weights the caller
+gives (:data:`trackdyn.formulations.ancf.GAUSS_POINTS`). The kernels return the
+elastic force ``Q = -∂U/∂e`` and its Jacobian ``K = ∂Q/∂e`` per element.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+jit = nb.njit(cache=True)
+
+
+@jit
+def hermite(xi, l):
+    """Shape functions s1..s4 and their first and second derivatives in x (eq. 16), at ξ = x / l."""
+    s = np.empty(4)
+    sx = np.empty(4)
+    sxx = np.empty(4)
+    s[0] = 1.0 - 3.0 * xi**2 + 2.0 * xi**3
+    s[1] = l * (xi - 2.0 * xi**2 + xi**3)
+    s[2] = 3.0 * xi**2 - 2.0 * xi**3
+    s[3] = l * (-xi**2 + xi**3)
+    sx[0] = (-6.0 * xi + 6.0 * xi**2) / l
+    sx[1] = 1.0 - 4.0 * xi + 3.0 * xi**2
+    sx[2] = (6.0 * xi - 6.0 * xi**2) / l
+    sx[3] = -2.0 * xi + 3.0 * xi**2
+    sxx[0] = (-6.0 + 12.0 * xi) / l**2
+    sxx[1] = (-4.0 + 6.0 * xi) / l
+    sxx[2] = (6.0 - 12.0 * xi) / l**2
+    sxx[3] = (-2.0 + 6.0 * xi) / l
+    return s, sx, sxx
+
+
+@jit
+def cable_elastic(conn, q, length, EA, EI, gauss_x, gauss_w, Qe, Ke, energy):
+    """Elastic force ``Qe[k] = -∂U_k/∂e_k`` (n_el, 12) and Jacobian ``Ke[k] = ∂Qe/∂e`` (n_el, 12, 12) of each
+    element k between nodes ``conn[k]`` of the nodal coordinates ``q`` (n_node, 6: r, r_x); the elastic
+    energy per element into ``energy``. Gauss points ``gauss_x`` on [0, 1] with weights ``gauss_w`` (sum 1)."""
+    n_el = conn.shape[0]
+    e = np.empty(12)
+    B = np.zeros((6, 12))  # rows: r_x (3), r_xx (3) as linear maps of e
+    H = np.empty((6, 6))   # Hessian of κ² in (g, h)
+    dk = np.empty(6)       # gradient of κ² in (g, h)
+    for k in range(n_el):
+        for side in range(2):
+            for a in range(6):
+                e[6 * side + a] = q[conn[k, side], a]
+        l = length[k]
+        for a in range(12):
+            Qe[k, a] = 0.0
+            for b in range(12):
+                Ke[k, a, b] = 0.0
+        U = 0.0
+        for p in range(gauss_x.shape[0]):
+            _, sx, sxx = hermite(gauss_x[p], l)
+            w = gauss_w[p] * l
+            for a in range(6):
+                for b in range(12):
+                    B[a, b] = 0.0
+            for node in range(4):
+                for c in range(3):
+                    B[c, 3 * node + c] = sx[node]
+                    B[3 + c, 3 * node + c] = sxx[node]
+            g = np.zeros(3)
+            h = np.zeros(3)
+            for c in range(3):
+                for b in range(12):
+                    g[c] += B[c, b] * e[b]
+                    h[c] += B[3 + c, b] * e[b]
+            a_ = g[0] * g[0] + g[1] * g[1] + g[2] * g[2]
+            b_ = h[0] * h[0] + h[1] * h[1] + h[2] * h[2]
+            c_ = g[0] * h[0] + g[1] * h[1] + g[2] * h[2]
+            eps = 0.5 * (a_ - 1.0)
+            f = a_ * b_ - c_ * c_
+            pa = a_**-3
+            kappa2 = f * pa
+            U += w * (0.5 * EA * eps * eps + 0.5 * EI * kappa2)
+            # gradient of κ²: ∂/∂g = (2b g - 2c h) a⁻³ - 6 f a⁻⁴ g ; ∂/∂h = (2a h - 2c g) a⁻³
+            for c in range(3):
+                dk[c] = (2.0 * b_ * g[c] - 2.0 * c_ * h[c]) * pa - 6.0 * f * pa / a_ * g[c]
+                dk[3 + c] = (2.0 * a_ * h[c] - 2.0 * c_ * g[c]) * pa
+            # Hessian of κ² (derivation in the module docstring's terms)
+            for i in range(3):
+                for j in range(3):
+                    dij = 1.0 if i == j else 0.0
+                    fg_i = 2.0 * b_ * g[i] - 2.0 * c_ * h[i]
+                    fg_j = 2.0 * b_ * g[j] - 2.0 * c_ * h[j]
+                    fh_j = 2.0 * a_ * h[j] - 2.0 * c_ * g[j]
+                    fgg = 2.0 * b_ * dij - 2.0 * h[i] * h[j]
+                    pg_i = -6.0 * pa / a_ * g[i]
+                    pg_j = -6.0 * pa / a_ * g[j]
+                    pgg = -6.0 * pa / a_ * dij + 48.0 * pa / (a_ * a_) * g[i] * g[j]
+                    H[i, j] = fgg * pa + fg_i * pg_j + pg_i * fg_j + f * pgg
+                    fgh = 4.0 * g[i] * h[j] - 2.0 * h[i] * g[j] - 2.0 * c_ * dij
+                    H[i, 3 + j] = fgh * pa + pg_i * fh_j
+                    H[3 + j, i] = H[i, 3 + j]
+                    H[3 + i, 3 + j] = (2.0 * a_ * dij - 2.0 * g[i] * g[j]) * pa
+            # Q = -∫ [EA ε Bgᵀ g + ½ EI Bᵀ dk] ; K = -∫ [EA (Bgᵀ g gᵀ Bg + ε Bgᵀ Bg) + ½ EI Bᵀ H B]
+            for r in range(12):
+                acc = 0.0
+                for c in range(3):
+                    acc += EA * eps * B[c, r] * g[c]
+                for c in range(6):
+                    acc += 0.5 * EI * B[c, r] * dk[c]
+                Qe[k, r] -= w * acc
+            for r in range(12):
+                gr = B[0, r] * g[0] + B[1, r] * g[1] + B[2, r] * g[2]
+                for s in range(12):
+                    gs = B[0, s] * g[0] + B[1, s] * g[1] + B[2, s] * g[2]
+                    acc = EA * gr * gs
+                    for c in range(3):
+                        acc += EA * eps * B[c, r] * B[c, s]
+                    hb = 0.0
+                    for i in range(6):
+                        if B[i, r] == 0.0:
+                            continue
+                        t = 0.0
+                        for j in range(6):
+                            t += H[i, j] * B[j, s]
+                        hb += B[i, r] * t
+                    acc += 0.5 * EI * hb
+                    Ke[k, r, s] -= w * acc
+        energy[k] = U
