@@ -98,7 +98,6 @@ class RecursiveSystem:
 
     formulation = "recursive"
     joint_reactions = False
-    minimal_coordinates = False
 
     def __init__(self, model: Model, planar_tol: float = 1e-9):
         self.model = model
@@ -207,6 +206,7 @@ class RecursiveSystem:
         # ---------------------------------------------------------------- cut joints and their pattern
         cuts = [k for k in range(len(joints)) if not used[k]]
         self.cut_joints = [joints[k].name for k in cuts]
+        self.removed_rows: list = []  # the cut rows are independent (no redundant rows to remove, unlike 3-D joints)
         self.n_cut = len(cuts)
         self.nc = 2 * self.n_cut
         self.cut_node = np.zeros((self.n_cut, 2), dtype=np.int64)
@@ -242,12 +242,16 @@ class RecursiveSystem:
         self.cut_side = np.array(side, dtype=np.int64)
         nnz = len(col)
         # ---------------------------------------------------------------- forces
+        # force elements (and markers, for recording) are evaluated by an absolute system on the absolute states
         self._abs = None
-        if model.forces:
+        self._has_forces = bool(model.forces)
+        self.blocks, self.providers = [], []
+        if model.forces or model.markers:
             from .absolute import AbsoluteSystem
 
             self._abs = AbsoluteSystem(model, remove_redundant=False)
             self._abs_data = np.zeros(self._abs.pattern.nnz)
+            self.blocks, self.providers = self._abs.blocks, self._abs.providers
         # ---------------------------------------------------------------- buffers (reused every evaluation)
         m = self.nc
         self.pos = np.zeros((n, 2))
@@ -284,6 +288,10 @@ class RecursiveSystem:
         self._id_F = np.zeros((n, 3))
         self._zero_force = np.zeros((n, 3))
         self._zero_n = np.zeros(n)
+        # absolute applied body forces of the last evaluation (world force, body torque; what the divergence
+        # monitor weighs the energy change against): gravity, plus the elements' when there are some
+        self.f = np.zeros((nb_, 6))
+        self.f[:, :3] = self.mass[:, None] * model.gravity[None, :]
         self.q_abs = self.q0.copy()
         self.v_abs = np.zeros((nb_, 6))
         self.a_abs = np.zeros((nb_, 6))
@@ -319,7 +327,7 @@ class RecursiveSystem:
         """``node_force`` (n, 3): the force elements' planar force and torque about n on every node (gravity
         is added by the kernels). Needs :meth:`kinematics` at the current state."""
         nf = self.node_force
-        if self._abs is None:
+        if not self._has_forces:
             return nf
         s = self._abs
         self._absolute_from_kinematics(self._zero_force)
@@ -327,6 +335,7 @@ class RecursiveSystem:
         self._abs_data[:] = 0.0
         s.eval_forces(t, self.v_abs, 0.0, 0.0, self._abs_data)
         f = s.f
+        self.f[:] = f
         # gravity and the gyroscopic torque of body_forces are dropped: the kernels add m g, and a rotation
         # about n has no gyroscopic torque about n
         fw = f[:, :3] - self.mass[:, None] * self._abs.gravity[None, :]
@@ -357,7 +366,7 @@ class RecursiveSystem:
     def compiled_rk4(self) -> bool:
         """Whether :meth:`rk4_advance` can run the whole RK4 step compiled (no force elements: the applied
         forces are gravity only, constant over the step)."""
-        return self._abs is None
+        return not self._has_forces
 
     def rk4_advance(self, h: float, q0, qd0, qdd0):
         """One classical RK4 step of (q, q̇) from (q0, q̇0) with q̈0 given, in compiled code
@@ -502,6 +511,12 @@ class RecursiveSystem:
         ex["recursive.qdd"] = np.array(qdd, dtype=float)
         ex["recursive.t"] = np.array([t])
         return State(float(t), qa, va, np.array(lam, dtype=float), aa, ex)
+
+    def evaluate_outputs(self, state: State, elements: bool = True) -> None:
+        """Bring the force elements' and markers' recorded outputs up to date with ``state`` (its absolute body
+        states). The joints' reactions are not recorded (``joint_reactions = False``)."""
+        if self._abs is not None and elements:
+            self._abs.evaluate_outputs(state, elements=True)
 
     def commit(self, state: State) -> None:
         """Nothing is staged between steps (no contact history yet)."""

@@ -45,6 +45,9 @@ class RecursiveRK4(Integrator):
         Largest cut-joint separation after a step, m (default 1e-12).
     closure_max_iter : int
         Newton iterations of the projection before the step fails (default 10).
+    solver : str
+        Only ``"direct"`` (accepted so that :class:`~trackdyn.sim.simulation.Simulation`, which passes its
+        ``solver``, can run this stepper).
 
     Counters add ``projection_iterations``; ``last["pos_violation"]`` is
     the largest cut-joint separation after the step.
@@ -52,8 +55,11 @@ class RecursiveRK4(Integrator):
 
     name = "recursive-rk4"
 
-    def __init__(self, system, step, closure_tol=1e-12, closure_max_iter=10):
+    def __init__(self, system, step, closure_tol=1e-12, closure_max_iter=10, solver="direct"):
         owner = f"integrator {self.name!r}"
+        if solver != "direct":
+            raise ValueError(f"{owner}: solves its m × m cut-joint system directly; solver must be 'direct', "
+                             f"got {solver!r}")
         tol = check_positive(owner, "closure_tol", closure_tol)
         it = check_int(owner, "closure_max_iter", closure_max_iter, 1)
         if not hasattr(system, "accelerations") or not hasattr(system, "project"):

@@ -320,7 +320,7 @@ def test_compiled_rk4_step_equals_the_numpy_stages():
         rec = RecursiveSystem(model)
         assert rec.compiled_rk4
         if not compiled:
-            rec._abs = object()  # what a force element does: the stepper falls back to its NumPy stages
+            rec._has_forces = True  # what a force element does: the stepper falls back to its NumPy stages
             rec.applied_forces = lambda t: rec.node_force
         ir = RecursiveRK4(rec, 1e-4)
         st = rec.initial_state()
