@@ -149,3 +149,34 @@ def test_penalty_and_bushing_pins_agree():
     a, b = (r[2].frame() for r in runs)
     cols = [f"link[{i}].pos.{x}" for i in range(N_LINKS) for x in "xz"]
     assert np.abs(a[cols].to_numpy() - b[cols].to_numpy()).max() < 1e-10
+
+
+def step_table(omega=16.0, steps=(5e-4, 2e-4, 1e-4, 5e-5), integrator="euler-implicit-linearized"):
+    """Pin force of pin[0] after 0.1 s of the ring spinning at ``omega`` (rad/s) per step, ideal and penalty
+    (k = 1e9 and 1e7): the step error of compliant pins on a turning chain (docs/formulation.md, "Compliant
+    pins and ANCF track"). ``python tests/unit/formulations/test_compliant_chain.py`` prints it."""
+    global OMEGA, T_END, INTEGRATOR
+    saved = OMEGA, T_END, INTEGRATOR
+    OMEGA, T_END, INTEGRATOR = omega, 0.1, integrator
+    rows = []
+    try:
+        for h in steps:
+            row = [h]
+            for pins, k in (("ideal", 1e9), ("penalty", 1e9), ("penalty", 1e7)):
+                m, providers, _ = ring(pins, k)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    sim = td.Simulation(m, integrator=INTEGRATOR, step=h, output_step=5e-3, providers=providers)
+                df = sim.run(T_END).frame()
+                row.append(float(np.linalg.norm([df[f"pin[0].force.{x}"].iat[-1] for x in "xyz"])))
+            rows.append(row)
+    finally:
+        OMEGA, T_END, INTEGRATOR = saved
+    return rows
+
+
+if __name__ == "__main__":
+    print(f"closed form at 16 rad/s: {MASS * 16.0**2 * RADIUS * math.cos(math.pi / 8) / (2 * math.sin(math.pi / 8)):.1f} N")
+    for integ in ("euler-implicit-linearized", "hht"):
+        for h, ideal_f, k9, k7 in step_table(integrator=integ):
+            print(f"{integ:26s} h = {h:g} s: ideal {ideal_f:7.1f} N, penalty k=1e9 {k9:7.1f} N, k=1e7 {k7:7.1f} N")
