@@ -17,7 +17,7 @@ from trackdyn.formulations.absolute import AbsoluteSystem, RedundantConstraintWa
 from trackdyn.formulations.recursive import RecursiveSystem
 from trackdyn.integrators.recursive import RecursiveRK4
 from trackdyn.math.quaternion import quat_from_axis_angle
-from trackdyn.mbs import Model, Prismatic, Revolute, TSDA
+from trackdyn.mbs import TSDA, Model, Prismatic, Revolute
 from trackdyn.testing.problems import CHAIN64, chain
 
 
@@ -238,7 +238,7 @@ def run_both(model, t_end, h=1e-4):
     ir, ia = RecursiveRK4(rec, h), make_integrator("rk4", a, h)
     sr, sa = rec.initial_state(), a.initial_state()
     err = closure = 0.0
-    for _ in range(int(round(t_end / h))):
+    for _ in range(round(t_end / h)):
         sr, sa = ir.step(sr), ia.step(sa)
         err = max(err, float(np.max(np.linalg.norm(sr.q[:, :3] - sa.q[:, :3], axis=1))))
         closure = max(closure, float(np.max(np.abs(rec.closure(sr.extra["recursive.q"])[0]))) if rec.nc else 0.0)
@@ -255,7 +255,7 @@ def test_chain64_open_follows_absolute_short():
 def test_chain_loop_closure_and_agreement_short():
     """The 64-link loop on two wheels, 0.05 s: cut joints closed to 1e-9 m after every step, centres within
     1e-8 m of the absolute RK4."""
-    err, closure, rec, sr = run_both(chain_loop(), 0.05)
+    err, closure, _, sr = run_both(chain_loop(), 0.05)
     assert closure <= 1e-9
     assert err <= 1e-8
     assert np.max(np.abs(sr.v[:, :3])) > 0.05  # it moves
@@ -305,7 +305,7 @@ def test_chain_loop_follows_absolute_then_converges_alone():
         rec = RecursiveSystem(model)
         ir = RecursiveRK4(rec, h)
         st = rec.initial_state()
-        for _ in range(int(round(1.0 / h))):
+        for _ in range(round(1.0 / h)):
             st = ir.step(st)
             assert ir.last["pos_violation"] <= 1e-9
         ends.append(st.q[:, :3])
@@ -321,7 +321,7 @@ def test_compiled_rk4_step_equals_the_numpy_stages():
         assert rec.compiled_rk4
         if not compiled:
             rec._has_forces = True  # what a force element does: the stepper falls back to its NumPy stages
-            rec.applied_forces = lambda t: rec.node_force
+            rec.applied_forces = lambda t, r=rec: r.node_force
         ir = RecursiveRK4(rec, 1e-4)
         st = rec.initial_state()
         for _ in range(50):
