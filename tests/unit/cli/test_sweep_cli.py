@@ -12,7 +12,9 @@ def test_fidelity_option_is_validated_before_the_cluster_starts(tmp_path):
     p = subprocess.run([sys.executable, "-m", "trackdyn.cli.main", "sweep", str(f), "--fidelity", "cardboard",
                         "--out", str(tmp_path / "o")], capture_output=True, text=True, timeout=300)
     assert p.returncode == 1
-    assert "--fidelity = 'cardboard': choose one of ('links', 'massless')" in p.stderr
+    from trackdyn.formulations.contract import formulation_names
+
+    assert f"--fidelity = 'cardboard': choose one of {formulation_names()}" in p.stderr
     assert not (tmp_path / "o").exists()
 
 
