@@ -345,3 +345,17 @@ def test_five_links_with_spring_damper_follow_absolute():
     assert not rec.compiled_rk4  # the NumPy stage path
     assert np.max(np.abs(sr.extra["recursive.q"])) > 0.1
     assert err <= 1e-9
+
+
+def test_initial_joint_rates_fitted_to_the_model_velocities():
+    """A chain turning rigidly about its ground pin at 2 rad/s: q̇ = (2, 0, 0, 0, 0) and back to the same v."""
+    m = chain(5, angle=0.3)
+    w = 2.0
+    _, _, q0, _ = m.body_arrays()
+    for k, name in enumerate(m.body_names):
+        r = q0[k, :3]
+        m.set_initial_pose(name, vel=np.cross([0.0, w, 0.0], r), omega=[0.0, w, 0.0])
+    rec = RecursiveSystem(m)
+    st = rec.initial_state()
+    assert np.max(np.abs(st.extra["recursive.qd"] - [w, 0, 0, 0, 0])) <= 1e-12
+    assert np.max(np.abs(st.v - m.body_arrays()[3])) <= 1e-12
