@@ -128,3 +128,19 @@ def test_trackdyn_vehicles_lists_the_alternative():
     alt, base = rows["m113-alternative"], rows["m113"]
     assert alt["geometry"] == "ok" and alt["shoes"] == base["shoes"]  # the same running gear and track
     assert alt["chassis_mass_kg"] == pytest.approx(6790.42)
+
+
+def test_m113_evaluation_is_the_base_with_the_two_changes_of_section_5_1():
+    from trackdyn.assembly.builder import build_vehicle
+
+    base, ev = td.vehicles.get("m113"), td.vehicles.get("m113-evaluation")
+    # §5.1: both sides alike (no right-side station offset) and the dampers stiffened beyond 1.27 m/s
+    assert set(_diff(ev.model_dump(), base.model_dump())) == {
+        "name", "description", "tracks.right_suspension_offset", "suspension.damper.high_speed_damping"}
+    assert ev.suspension.damper.high_speed_damping == C_HIGH and ev.tracks.right_suspension_offset == 0.0
+    assert base.tracks.right_suspension_offset == pytest.approx(-0.1016)
+    # built: every right road wheel at the x of its left twin (the base's sit 0.1016 m further back)
+    for spec, shift in ((ev, 0.0), (base, -0.1016)):
+        vm = build_vehicle(spec)
+        x = {s: np.array([vm.model._initial_pos(w)[0] for w in vm.sides[s].wheels]) for s in ("left", "right")}
+        assert np.allclose(x["right"] - x["left"], shift, atol=1e-9)
