@@ -229,9 +229,10 @@ class PinTensions:
 
     name = "pin-tensions"
 
-    def __init__(self, sides, pin_names, force):
-        self.force = force
-        order = {nm: k for k, nm in enumerate(pin_names)}
+    def __init__(self, sides, pin_names, force=None):
+        self.pin_names = list(pin_names)
+        self.force = np.zeros((len(self.pin_names), 3)) if force is None else force
+        order = {nm: k for k, nm in enumerate(self.pin_names)}
         self.names, rows, bodies = [], [], []
         for side in sides.values():
             n = len(side.shoes)
@@ -242,6 +243,13 @@ class PinTensions:
         self.rows = np.array(rows, dtype=np.int64)
         self._bodies = bodies
         self.tension = np.zeros(len(self.names))
+
+    def read_forces(self, force, names) -> None:
+        """Read the pins' forces from ``force`` (n, 3) whose rows are the pins ``names`` (any order)."""
+        order = {nm: k for k, nm in enumerate(names)}
+        self.rows = np.array([order[self.pin_names[r]] for r in self.rows], dtype=np.int64)
+        self.pin_names = list(names)
+        self.force = force
 
     def coupling_pairs(self):
         return []
@@ -367,10 +375,8 @@ class _CompliantPins(LinksFormulation):
         providers = [contact] + ([pins] if pins is not None else []) + [tensions, drivetrain]
         system = AbsoluteSystem(m, providers=providers, coupling="diagonal")
         if pins is None:  # bushing elements: the tensions read their block's forces, known once the system is
-            blk = next(b for b in system.blocks if getattr(b, "names", None) and vm.sides["left"].pins[0]
-                       in b.names)
-            tensions.force = blk.force
-            tensions.rows = np.array([blk.names.index(nm) for nm in tensions._pin_names], dtype=np.int64)
+            blk = next(b for b in system.blocks if vm.sides["left"].pins[0] in getattr(b, "names", ()))
+            tensions.read_forces(blk.force, blk.names)
         return Build(spec, vm, system, contact, drivetrain, sc.integrator, integrator_options)
 
 
@@ -445,9 +451,7 @@ class BushingFormulation(_CompliantPins):
                                 rot_damping=np.diag(o.get("c_rot", BUSHING_C_ROT)), frame=frame, name=nm,
                                 coupling="full"))
             names.append(nm)
-        tensions = PinTensions(vm.sides, names, np.zeros((len(names), 3)))
-        tensions._pin_names = names
-        return None, tensions
+        return None, PinTensions(vm.sides, names)
 
 
 register_formulation(LinksFormulation())
