@@ -107,7 +107,8 @@ def cut_points(cut_node, cut_s, pos, ang, cut_pw):
 
 @jit
 def articulated_solve(node_parent, b2, r_pc, bias, vel, node_mass, node_inertia, node_force, gravity, tau,
-                      cut_node, cut_pw, Ia, pA, Pl, U, dinv, u0, ul, acc0, accl, qdd0, qddl, G, rhs, piv,
+                      cut_node, cut_pw, drv_node, drv_acc, Ia, pA, Pl, U, dinv, u0, ul, acc0, accl, qdd0, qddl, G,
+                      rhs, piv,
                       qdd, lam, acc):
     """Joint accelerations and cut-joint multipliers in O(n m): han-sander-mao Table 1 on a tree.
 
@@ -119,6 +120,9 @@ def articulated_solve(node_parent, b2, r_pc, bias, vel, node_mass, node_inertia,
     The cut-joint acceleration equations (eqs. 20-25) are then the m × m
     system ``G λ = rhs`` (G = −Φ_q M⁻¹ Φ_qᵀ, the paper's L̄), solved by
     Gaussian elimination with partial pivoting; ``qdd = qdd0 + qddl λ``.
+    Driver rows (a prescribed joint coordinate, ``q_j = θ(t)``) follow the
+    cut rows: row ``2 n_cut + d`` acts on node ``drv_node[d]`` as the joint
+    force −λ and asks ``q̈_j = drv_acc[d]``.
     The equations are ``M q̈ + Φ_qᵀ λ = Q + τ`` with Q the applied forces
     (``node_force`` (n, 3) plus ``m g``) and ``τ`` the joint forces.
     A node whose parent is the ground has a fixed parent (Y = 0).
@@ -162,6 +166,9 @@ def articulated_solve(node_parent, b2, r_pc, bias, vel, node_mass, node_inertia,
         u0[j] = tau[j] - (b2[j, 0] * (IaD0 + pA[j, 0]) + b2[j, 1] * (IaD1 + pA[j, 1]) + b2[j, 2] * (IaD2 + pA[j, 2]))
         for k in range(m):
             ul[j, k] = -(b2[j, 0] * Pl[j, 0, k] + b2[j, 1] * Pl[j, 1, k] + b2[j, 2] * Pl[j, 2, k])
+        for d in range(drv_node.shape[0]):
+            if drv_node[d] == j:
+                ul[j, 2 * ncut + d] -= 1.0
         i = node_parent[j]
         if i < 0:
             continue
@@ -247,6 +254,12 @@ def articulated_solve(node_parent, b2, r_pc, bias, vel, node_mass, node_inertia,
             for l in range(m):
                 G[2 * k, l] += sg * (accl[bd, 0, l] - accl[bd, 2, l] * s1)
                 G[2 * k + 1, l] += sg * (accl[bd, 1, l] + accl[bd, 2, l] * s0)
+    for d in range(drv_node.shape[0]):
+        r = 2 * ncut + d
+        j = drv_node[d]
+        rhs[r] = drv_acc[d] - qdd0[j]
+        for l in range(m):
+            G[r, l] = qddl[j, l]
     lu_solve_inplace(G, rhs, piv, lam)
     for j in range(n):
         x = qdd0[j]
@@ -408,15 +421,17 @@ def to_absolute(node_body, pos, ang, vel, acc, plane_e1, plane_e2, plane_n, body
 
 @jit
 def rk4_step(h, q0, v0, a1, node_parent, joint_type, joint_sp, joint_sc, joint_dir, pos, ang, vel, bias, b2, r_pc,
-             joint_pt, joint_axis, cut_node, cut_s, cut_pw, node_mass, node_inertia, node_force, gravity, tau, Ia, pA,
-             Pl, U, dinv, u0, ul, acc0, accl, qdd0, qddl, G, rhs, piv, qdd, lam, acc, kq, kv, qs, vs, q_out, v_out):
+             joint_pt, joint_axis, cut_node, cut_s, cut_pw, drv_node, drv_acc, drv_stage_acc, node_mass, node_inertia,
+             node_force, gravity, tau, Ia, pA, Pl, U, dinv, u0, ul, acc0, accl, qdd0, qddl, G, rhs, piv, qdd, lam, acc,
+             kq, kv, qs, vs, q_out, v_out):
     """One classical RK4 step of ``(q, q̇)`` in compiled code, ``a1`` the first stage's q̈ (given).
 
     The three later stages run :func:`forward_kinematics`, :func:`cut_points`
     and :func:`articulated_solve` with the applied forces ``node_force`` held
     as given (gravity and constant loads: the system uses this only without
-    force elements). Writes ``q_out``, ``v_out``; the closure is not
-    projected here.
+    force elements). ``drv_stage_acc`` (3, n_drv): the drivers' q̈ at the
+    three stages (t + h/2, t + h/2, t + h). Writes ``q_out``, ``v_out``; the
+    closure is not projected here.
     """
     n = q0.shape[0]
     for st in range(3):
@@ -431,9 +446,11 @@ def rk4_step(h, q0, v0, a1, node_parent, joint_type, joint_sp, joint_sc, joint_d
         forward_kinematics(qs, vs, node_parent, joint_type, joint_sp, joint_sc, joint_dir, pos, ang, vel, bias, b2,
                            r_pc, joint_pt, joint_axis)
         cut_points(cut_node, cut_s, pos, ang, cut_pw)
+        for d in range(drv_node.shape[0]):
+            drv_acc[d] = drv_stage_acc[st, d]
         articulated_solve(node_parent, b2, r_pc, bias, vel, node_mass, node_inertia, node_force, gravity, tau,
-                          cut_node, cut_pw, Ia, pA, Pl, U, dinv, u0, ul, acc0, accl, qdd0, qddl, G, rhs, piv, qdd,
-                          lam, acc)
+                          cut_node, cut_pw, drv_node, drv_acc, Ia, pA, Pl, U, dinv, u0, ul, acc0, accl, qdd0, qddl, G,
+                          rhs, piv, qdd, lam, acc)
         for j in range(n):
             kq[st, j] = vs[j]
             kv[st, j] = qdd[j]
@@ -459,13 +476,14 @@ def _least_norm(Jd, b, A, bw, y, piv):
 
 @jit
 def project(q, qd, tol, max_iter, node_parent, joint_type, joint_sp, joint_sc, joint_dir, pos, ang, vel, bias, b2,
-            r_pc, joint_pt, joint_axis, cut_node, cut_s, cut_pw, cut_ptr, cut_col, cut_side, phi, Jval, Jd, A, bw, y,
-            piv):
+            r_pc, joint_pt, joint_axis, cut_node, cut_s, cut_pw, cut_ptr, cut_col, cut_side, drv_node, drv_pos, drv_vel,
+            phi, Jval, Jd, A, bw, y, piv):
     """Newton on Φ(q) = 0 with the least-norm step ``Δq = −Φ_qᵀ (Φ_q Φ_qᵀ)⁻¹ Φ``, then ``Φ_q q̇ = 0``, in place.
 
     Returns the Newton iterations, or −1 when ``max|Φ| > tol`` after
     ``max_iter`` of them. ``phi`` holds the final Φ; ``Jd`` (m, n), ``A``
-    (m, m), ``bw``, ``y`` (m,) and ``piv`` are work space.
+    (m, m), ``bw``, ``y`` (m,) and ``piv`` are work space. Driver rows
+    (after the cut rows) ask ``q_j = drv_pos`` and ``q̇_j = drv_vel``.
     """
     m = phi.shape[0]
     n = q.shape[0]
@@ -483,6 +501,10 @@ def project(q, qd, tol, max_iter, node_parent, joint_type, joint_sp, joint_sc, j
             for e in range(cut_ptr[k], cut_ptr[k + 1]):
                 Jd[2 * k, cut_col[e]] = Jval[e, 0]
                 Jd[2 * k + 1, cut_col[e]] = Jval[e, 1]
+        nc2 = 2 * cut_node.shape[0]
+        for d in range(drv_node.shape[0]):
+            phi[nc2 + d] = q[drv_node[d]] - drv_pos[d]
+            Jd[nc2 + d, drv_node[d]] = 1.0
         err = 0.0
         for r in range(m):
             err = max(err, abs(phi[r]))
@@ -497,12 +519,14 @@ def project(q, qd, tol, max_iter, node_parent, joint_type, joint_sp, joint_sc, j
         it += 1
     if err > tol:
         return -1
-    # velocities: q̇ −= Jᵀ (J Jᵀ)⁻¹ J q̇ (Jd is at the final q)
+    # velocities: q̇ −= Jᵀ (J Jᵀ)⁻¹ (J q̇ − v*) (Jd is at the final q; v* = 0 for cut rows, θ̇ for drivers)
     for r in range(m):
         s = 0.0
         for c in range(n):
             s += Jd[r, c] * qd[c]
         y[r] = s
+    for d in range(drv_node.shape[0]):
+        y[2 * cut_node.shape[0] + d] -= drv_vel[d]
     for r in range(m):
         bw[r] = y[r]
     _least_norm(Jd, bw, A, bw, y, piv)

@@ -22,8 +22,11 @@ the cut joints' point coincidence in the plane (eq. 10). Applied forces are
 gravity and the model's force elements (evaluated by an
 :class:`~trackdyn.formulations.absolute.AbsoluteSystem` on the absolute
 body states and reduced to the plane). The planar restriction: every joint a
-:class:`~trackdyn.mbs.joints.Revolute` about the same axis, every initial
-velocity in the plane; the out-of-plane reactions are not computed.
+:class:`~trackdyn.mbs.joints.Revolute` (or a
+:class:`~trackdyn.mbs.joints.RevoluteMotor` in the tree: its coordinate is
+prescribed by one more constraint row, ``q_j = θ(t)``) about the same axis,
+every initial velocity in the plane; the out-of-plane reactions are not
+computed.
 
 Its stepper is :class:`trackdyn.integrators.recursive.RecursiveRK4`; the
 states it returns carry the absolute body states (``q`` (nb, 7), ``v``
@@ -45,7 +48,7 @@ from collections import deque
 import numpy as np
 
 from .._compiled import bound_call
-from ..mbs.joints import Revolute
+from ..mbs.joints import Revolute, RevoluteMotor
 from ..mbs.model import Model, State
 from . import _recursive_kernels as RK
 
@@ -106,9 +109,9 @@ class RecursiveSystem:
         self.body_names = model.body_names
         joints = list(model.joints)
         for jt in joints:
-            if type(jt) is not Revolute:
+            if type(jt) not in (Revolute, RevoluteMotor):
                 raise ValueError(f"recursive formulation: joint {jt.name!r} is a {type(jt).__name__}; the planar "
-                                 "recursive formulation takes Revolute joints only")
+                                 "recursive formulation takes Revolute and RevoluteMotor joints only")
         if not joints:
             raise ValueError("recursive formulation: the model has no joints")
         n_ax = joints[0].axis / np.linalg.norm(joints[0].axis)
@@ -168,7 +171,7 @@ class RecursiveSystem:
                     sp = c - (p0[u] if u < nb_ else 0.0)
                     sc = c - p0[w]
                     nodes.append((w, node_of[u] if u < nb_ else -1, RK.REVOLUTE, sp, sc, np.zeros(2),
-                                  joints[k].name))
+                                  joints[k].name, k))
                     node_of[w] = len(nodes) - 1
                     queue.append(w)
 
@@ -180,10 +183,10 @@ class RecursiveSystem:
                 continue
             # a floating base: slides along e1, e2 and a turn, through massless virtual bodies at its centre
             nm = self.body_names[b]
-            nodes.append((-1, -1, RK.PRISMATIC, p0[b].copy(), np.zeros(2), np.array([1.0, 0.0]), f"{nm}.x"))
+            nodes.append((-1, -1, RK.PRISMATIC, p0[b].copy(), np.zeros(2), np.array([1.0, 0.0]), f"{nm}.x", -1))
             nodes.append((-1, len(nodes) - 1, RK.PRISMATIC, np.zeros(2), np.zeros(2), np.array([0.0, 1.0]),
-                          f"{nm}.z"))
-            nodes.append((b, len(nodes) - 1, RK.REVOLUTE, np.zeros(2), np.zeros(2), np.zeros(2), f"{nm}.rot"))
+                          f"{nm}.z", -1))
+            nodes.append((b, len(nodes) - 1, RK.REVOLUTE, np.zeros(2), np.zeros(2), np.zeros(2), f"{nm}.rot", -1))
             node_of[b] = len(nodes) - 1
             visited[b] = True
             self.floating_bases.append(nm)
@@ -207,8 +210,29 @@ class RecursiveSystem:
         cuts = [k for k in range(len(joints)) if not used[k]]
         self.cut_joints = [joints[k].name for k in cuts]
         self.removed_rows: list = []  # the cut rows are independent (no redundant rows to remove, unlike 3-D joints)
+        # ---------------------------------------------------------------- drivers: prescribed tree coordinates
+        node_of_joint = {x[7]: j for j, x in enumerate(nodes) if x[7] >= 0}
+        drv = []
+        for k, jt in enumerate(joints):
+            if type(jt) is not RevoluteMotor:
+                continue
+            if k not in node_of_joint:
+                raise ValueError(f"recursive formulation: motor {jt.name!r} closes a loop (a cut joint); a motor "
+                                 "must be a tree joint")
+            j = node_of_joint[k]
+            child_is_b = self.node_body[j] == ends[k][1]
+            sign = float(np.sign(jt.axis @ n_ax)) * (1.0 if child_is_b else -1.0)
+            drv.append((j, sign, jt.profile, jt.kind, jt.name))
+        self.n_drv = len(drv)
+        self.drv_node = np.array([d[0] for d in drv], dtype=np.int64)
+        self.drv_sign = np.array([d[1] for d in drv], dtype=float)
+        self._drv_profiles = [(d[2], d[3]) for d in drv]
+        self.drivers = [d[4] for d in drv]
+        self.drv_pos = np.zeros(self.n_drv)
+        self.drv_vel = np.zeros(self.n_drv)
+        self.drv_acc = np.zeros(self.n_drv)
         self.n_cut = len(cuts)
-        self.nc = 2 * self.n_cut
+        self.nc = 2 * self.n_cut + self.n_drv  # cut rows, then one row per motor
         self.cut_node = np.zeros((self.n_cut, 2), dtype=np.int64)
         self.cut_s = np.zeros((self.n_cut, 2, 2))
         ptr, col, side = [0], [], []
@@ -305,7 +329,8 @@ class RecursiveSystem:
         self._cut_call = bound_call(RK.cut_points, self.cut_node, self.cut_s, self.pos, self.ang, self.cut_pw)
         self._solve_call = bound_call(RK.articulated_solve, self.node_parent, self.b2, self.r_pc, self.bias, self.vel,
                                       self.node_mass, self.node_inertia, self.node_force, self.gravity, self.tau,
-                                      self.cut_node, self.cut_pw, self._Ia, self._pA, self._Pl, self._U, self._dinv,
+                                      self.cut_node, self.cut_pw, self.drv_node, self.drv_acc, self._Ia, self._pA,
+                                      self._Pl, self._U, self._dinv,
                                       self._u0, self._ul, self._acc0, self._accl, self._qdd0, self._qddl, self._G,
                                       self._rhs, self._piv, self.qdd, self.lam, self.acc)
         self._entry_cut = np.repeat(np.arange(self.n_cut), np.diff(self.cut_ptr))
@@ -317,6 +342,16 @@ class RecursiveSystem:
         self.qd_step[:] = qd
         self._fk_call()
         self._cut_call()
+
+    def update_drivers(self, t: float) -> None:
+        """θ, θ̇, θ̈ of every motor at time t, as its tree coordinate (``drv_pos``, ``drv_vel``, ``drv_acc``)."""
+        for d, (prof, kind) in enumerate(self._drv_profiles):
+            sg = self.drv_sign[d]
+            if kind == "value":
+                vals = (prof.value(t), prof.d1(t), prof.d2(t))
+            else:
+                vals = (prof.integral(t), prof.value(t), prof.d1(t))
+            self.drv_pos[d], self.drv_vel[d], self.drv_acc[d] = sg * vals[0], sg * vals[1], sg * vals[2]
 
     def _absolute_from_kinematics(self, acc=None):
         RK.to_absolute(self.node_body, self.pos, self.ang, self.vel, self.acc if acc is None else acc,
@@ -355,6 +390,8 @@ class RecursiveSystem:
         """
         self.kinematics(q, qd)
         self.applied_forces(t)
+        if self.n_drv:
+            self.update_drivers(t)
         if tau is None:
             self.tau[:] = 0.0
         else:
@@ -368,8 +405,8 @@ class RecursiveSystem:
         forces are gravity only, constant over the step)."""
         return not self._has_forces
 
-    def rk4_advance(self, h: float, q0, qd0, qdd0):
-        """One classical RK4 step of (q, q̇) from (q0, q̇0) with q̈0 given, in compiled code
+    def rk4_advance(self, h: float, q0, qd0, qdd0, t: float = 0.0):
+        """One classical RK4 step of (q, q̇) from (t, q0, q̇0) with q̈0 given, in compiled code
         (:func:`~trackdyn.formulations._recursive_kernels.rk4_step`); returns new arrays ``(q, q̇)``, not
         projected. Only when :attr:`compiled_rk4`."""
         if not self.compiled_rk4:
@@ -380,13 +417,14 @@ class RecursiveSystem:
             self._rk_k = np.zeros((2, 3, n))
             self._rk_s = np.zeros((2, n))
             self._rk_out = np.zeros((2, n))
+            self._rk_drv = np.zeros((3, self.n_drv))
             self.node_force[:] = 0.0
             self.tau[:] = 0.0
             self._rk_call = bound_call(
                 RK.rk4_step, float(h), self._rk_in[0], self._rk_in[1], self._rk_in[2], self.node_parent,
                 self.joint_type, self.joint_sp, self.joint_sc, self.joint_dir, self.pos, self.ang, self.vel, self.bias,
                 self.b2, self.r_pc, self.joint_pt, self.joint_axis, self.cut_node, self.cut_s, self.cut_pw,
-                self.node_mass, self.node_inertia, self.node_force, self.gravity, self.tau, self._Ia, self._pA,
+                self.drv_node, self.drv_acc, self._rk_drv, self.node_mass, self.node_inertia, self.node_force, self.gravity, self.tau, self._Ia, self._pA,
                 self._Pl, self._U, self._dinv, self._u0, self._ul, self._acc0, self._accl, self._qdd0, self._qddl,
                 self._G, self._rhs, self._piv, self.qdd, self.lam, self.acc, self._rk_k[0], self._rk_k[1],
                 self._rk_s[0], self._rk_s[1], self._rk_out[0], self._rk_out[1])
@@ -394,6 +432,10 @@ class RecursiveSystem:
         self._rk_in[0] = q0
         self._rk_in[1] = qd0
         self._rk_in[2] = qdd0
+        for k, c in enumerate((0.5, 0.5, 1.0)):
+            if self.n_drv:
+                self.update_drivers(t + c * h)
+                self._rk_drv[k] = self.drv_acc
         self._rk_call()
         return self._rk_out[0].copy(), self._rk_out[1].copy()
 
@@ -424,10 +466,14 @@ class RecursiveSystem:
         """``Q(q, q̇, t)`` (n,): applied forces minus the velocity-product terms, projected on the joints."""
         return -self.inverse_dynamics(t, q, qd, np.zeros(self.n))
 
-    def closure(self, q, dense: bool = True):
-        """Cut-joint constraints Φ (nc,) and their Jacobian Φ_q at q: dense (nc, n), or the pattern's values
-        ``Jval`` (nnz, 2) with ``dense=False`` (columns ``cut_col``, cut ``cut_ptr``)."""
+    def closure(self, q, dense: bool = True, t: float = 0.0):
+        """Constraints Φ (nc,) and their Jacobian Φ_q at (t, q): dense (nc, n), or the cut rows' pattern values
+        ``Jval`` (nnz, 2) with ``dense=False`` (columns ``cut_col``, cut ``cut_ptr``). The cut rows come first,
+        then one row per motor, ``q_j − θ(t)``."""
         self.kinematics(q, self._zero_n)
+        if self.n_drv:
+            self.update_drivers(t)
+            self.phi[2 * self.n_cut:] = np.asarray(q)[self.drv_node] - self.drv_pos
         RK.closure(self.cut_node, self.cut_pw, self.pos, self.joint_type, self.joint_pt, self.joint_axis,
                    self.cut_ptr, self.cut_col, self.cut_side, self.phi, self.Jval)
         if not dense:
@@ -436,9 +482,10 @@ class RecursiveSystem:
         r = 2 * self._entry_cut
         J[r, self.cut_col] = self.Jval[:, 0]
         J[r + 1, self.cut_col] = self.Jval[:, 1]
+        J[2 * self.n_cut + np.arange(self.n_drv), self.drv_node] = 1.0
         return self.phi, J
 
-    def project(self, q, qd, tol: float = 1e-12, max_iter: int = 10) -> int:
+    def project(self, q, qd, tol: float = 1e-12, max_iter: int = 10, t: float = 0.0) -> int:
         """Put (q, q̇) back on the closure manifold in place: Newton on Φ(q) = 0 with the least-norm
         correction, then ``Φ_q q̇ = 0`` (compiled: :func:`~._recursive_kernels.project`). Returns the Newton
         iterations; ValueError when it does not converge. Leaves Φ in ``self.phi``."""
@@ -447,6 +494,8 @@ class RecursiveSystem:
         if q.dtype != np.float64 or qd.dtype != np.float64 or q.shape != (self.n,) or qd.shape != (self.n,):
             raise ValueError(f"recursive formulation: project needs float arrays of shape ({self.n},)")
         m = self.nc
+        if self.n_drv:
+            self.update_drivers(t)
         if not hasattr(self, "_pj_Jd"):
             self._pj_Jd = np.zeros((m, self.n))
             self._pj_A = np.zeros((m, m))
@@ -455,7 +504,8 @@ class RecursiveSystem:
         it = RK.project(q, qd, float(tol), int(max_iter), self.node_parent, self.joint_type, self.joint_sp,
                         self.joint_sc, self.joint_dir, self.pos, self.ang, self.vel, self.bias, self.b2, self.r_pc,
                         self.joint_pt, self.joint_axis, self.cut_node, self.cut_s, self.cut_pw, self.cut_ptr,
-                        self.cut_col, self.cut_side, self.phi, self.Jval, self._pj_Jd, self._pj_A, self._pj_b,
+                        self.cut_col, self.cut_side, self.drv_node, self.drv_pos, self.drv_vel, self.phi, self.Jval,
+                        self._pj_Jd, self._pj_A, self._pj_b,
                         self._pj_y, self._piv)
         if it < 0:
             raise ValueError(f"recursive formulation: cut-joint closure |Φ| = {np.max(np.abs(self.phi)):.3g} m "

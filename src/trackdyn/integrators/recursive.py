@@ -90,7 +90,7 @@ class RecursiveRK4(Integrator):
             a1 = s.accelerations(t, q0, v0)[0].copy()
             self.counters["residual_evals"] += 1
         if getattr(s, "compiled_rk4", False):
-            q, v = s.rk4_advance(h, q0, v0, a1)
+            q, v = s.rk4_advance(h, q0, v0, a1, t)
             self.counters["residual_evals"] += 3
         else:
             k_q = [v0]
@@ -107,7 +107,7 @@ class RecursiveRK4(Integrator):
         t_b = clock()
         self.timing["forces"] += t_b - t_a
         try:
-            iters = s.project(q, v, tol=self.closure_tol, max_iter=self.closure_max_iter)
+            iters = s.project(q, v, tol=self.closure_tol, max_iter=self.closure_max_iter, t=t + h)
         except ValueError as err:
             raise StepFailed(f"t = {t:.6g} s: {err}") from None
         self.counters["projection_iterations"] += iters
