@@ -128,3 +128,26 @@ def test_axial_wave_front_travels_at_sqrt_e_over_rho():
     window = (t > 0.1 * t_back) & (t < 0.9 * t_back)
     speed = np.polyfit(t[window], u[window], 1)[0]
     assert F / (STEEL.rho * AREA * speed) == pytest.approx(c, rel=0.02)
+
+
+def test_closed_loop_mesh_joins_its_last_element_to_its_first():
+    """A track loop of 16 pins on a 0.3 m circle: 16 nodes, 16 elements, the last ending at node 0 (the ANCF
+    pin r^i = r^j, r_x^i = r_x^j by numbering); its mass is ρA times the chords' length and its elastic
+    energy (bending of a straight-at-rest cable into the loop) is unchanged by a rigid motion."""
+    n, R = 16, 0.3
+    ang = 2 * np.pi * np.arange(n) / n
+    pins = np.c_[R * np.cos(ang), np.zeros(n), R * np.sin(ang)]
+    m = CableMesh.closed_loop(pins, area=AREA, inertia=I_BEND)
+    assert m.n_node == n and m.n_el == n and tuple(m.conn[-1]) == (n - 1, 0)
+    chord = 2 * R * math.sin(math.pi / n)
+    u = np.zeros((n, 6))
+    u[:, 0] = 1.0
+    assert u.ravel() @ (m.M @ u.ravel()) == pytest.approx(STEEL.rho * AREA * n * chord, rel=1e-12)
+    U0 = m.elastic_energy(m.q0)
+    assert U0 > 0
+    c, s = math.cos(1.1), math.sin(1.1)
+    Rm = np.array([[1, 0, 0], [0, c, -s], [0, s, c]])
+    q = m.q0.copy()
+    q[:, :3] = q[:, :3] @ Rm.T + [1.0, 2.0, 3.0]
+    q[:, 3:] = q[:, 3:] @ Rm.T
+    assert m.elastic_energy(q) == pytest.approx(U0, rel=1e-9)
