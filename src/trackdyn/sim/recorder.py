@@ -30,14 +30,17 @@ from . import _record_kernels as RK
 
 __all__ = ["Recorder", "parse_record"]
 
-# default chunk: 2**23 values (64 MiB) and at most _MAX_CHUNK samples (20 MiB for the M113's 4888 series); the
-# first chunk holds _FIRST_CHUNK samples, every next one the full chunk; a streamed part holds _CHUNKS_PER_PART
-# full chunks. A run reaches its steady memory once it has written a full chunk (640 samples): its high-water
+# default chunk: at most 2**23 values (64 MiB) and at most _MAX_CHUNK samples unless they are fewer than
+# _SMALL_CHUNK_VALUES values (512 samples, 20 MiB, for the link M113's 4888 series; 2114 samples, 8 MiB, for the
+# massless M113's 495: a row group of fewer samples writes slower per sample, 60-86 against 25 µs); the first
+# chunk holds _FIRST_CHUNK samples, every next one the full chunk; a streamed part holds _CHUNKS_PER_PART full
+# chunks. A run reaches its steady memory once it has written a full chunk (640 samples): its high-water
 # mark is the chunk buffer plus what pyarrow keeps after writing a chunk (about the chunk's size again, retained
 # by the allocator) plus the open part's row-group metadata (bench/README.md, stop 26: with 1715-sample chunks a
 # 10-s run never wrote a full one and peaked 7-14 % under the long runs)
 _CHUNK_VALUES = 1 << 23
 _MAX_CHUNK = 512
+_SMALL_CHUNK_VALUES = 1 << 20
 _FIRST_CHUNK = 128
 _CHUNKS_PER_PART = 4
 _POSE_PARTS = (("pos", "xyz"), ("quat", ("e0", "e1", "e2", "e3")))
@@ -116,7 +119,8 @@ class Recorder:
         matched by several entries takes the shortest interval.
     chunk_rows : int, optional
         Samples per chunk (per Parquet row group when streaming); default
-        about 64 MB of samples and at most 512, after a first chunk of 128 samples. Larger
+        at most 64 MB of samples and 512 samples (more when 512 samples are
+        under 8 MiB), after a first chunk of 128 samples. Larger
         row groups write faster per sample and keep a part's footer small:
         pyarrow holds ≈ 0.9 kB of metadata per column chunk until a file is
         closed (4 MiB per row group for the M113's 4900 series), which is
@@ -211,7 +215,9 @@ class Recorder:
             # chunk, so that a 10-s run at 10 ms holds the same buffer as a 1000-s one and writes full chunks
             # (doubling up to 1715 samples took 1921 samples for the link M113: a 10-s run's peak RSS was 14 %
             # under a 100-s run's, bench/README.md stop 26)
-            self._chunk_rows = int(np.clip(_CHUNK_VALUES // max(n + 1, 1), 64, _MAX_CHUNK))
+            width = max(n + 1, 1)
+            self._chunk_rows = int(np.clip(min(_CHUNK_VALUES // width, max(_MAX_CHUNK, _SMALL_CHUNK_VALUES // width)),
+                                           64, 65536))
             self._alloc(min(self._chunk_rows, _FIRST_CHUNK))
         self._chunks: list[tuple[np.ndarray, np.ndarray]] = []
         self._writer = None

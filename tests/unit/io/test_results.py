@@ -139,11 +139,13 @@ def test_old_single_file_results_still_load(tmp_path):
 
 
 def test_default_chunks_are_128_samples_then_full(tmp_path):
-    """Default chunking: 128 samples, then the full chunk (about 64 MB, at most 512 samples: a run reaches its
-    steady memory once it has written one); the samples are the same streamed or in memory."""
+    """Default chunking: 128 samples, then the full chunk (at most 64 MB, and at most 512 samples unless those are
+    under 8 MiB: a run reaches its steady memory once it has written one); the samples are the same streamed or
+    in memory."""
     mem = chain_sim().run(5.0)  # 501 samples
     sim = chain_sim()
-    assert sim.recorder.chunk_rows == min((1 << 23) // (len(sim.recorder.columns) + 1), 512)
+    n = len(sim.recorder.columns) + 1
+    assert sim.recorder.chunk_rows == min((1 << 23) // n, max(512, (1 << 20) // n)) == 11781  # 88 series
     res = sim.run(5.0, out=tmp_path / "run")
     part, = part_files(tmp_path / "run")
     md = pq.ParquetFile(part).metadata
