@@ -44,6 +44,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import time
 from pathlib import Path
 
@@ -205,8 +206,9 @@ class _Context:
         """Run a trial, ``attempt(step) -> TrialRun``; a diverged run is repeated with the step halved.
 
         A divergence is numerical (a stiff impact the step cannot resolve), not an outcome of the
-        procedure: up to ``refine`` halvings are tried, each recorded in :attr:`refinements`; when the
-        last one diverges too, :class:`EventDiverged` is raised.
+        procedure: up to ``refine`` halvings are tried, each recorded in :attr:`refinements` (with the
+        diverged attempt's partial results under ``diverged/`` of the event folder); when the last one
+        diverges too, :class:`EventDiverged` is raised.
         """
         h = self.step
         for k in range(self.refine + 1):
@@ -215,8 +217,13 @@ class _Context:
             if not (run.status == "diverged" or run.reason == "diverged"):
                 self.trial_steps.append(h)
                 return run
-            self.refinements.append({"trial": what, "step_s": h, "t_s": float(run.prep.sim.state.t),
-                                     "error": run.result.metadata.get("error")})
+            rec = {"trial": what, "step_s": h, "t_s": float(run.prep.sim.state.t),
+                   "error": run.result.metadata.get("error")}
+            if self.out is not None:  # the diverged attempt's partial results are kept, for the diagnosis
+                run.summary = {"event_trial": what, "diverged": True, **rec}
+                d = write_trial(run, self.out / "diverged" / re.sub(r"[^A-Za-z0-9.-]+", "_", f"{what} h{h:g}"))
+                rec["folder"] = str(d.relative_to(self.out))
+            self.refinements.append(rec)
             if k < self.refine:
                 self.say(f"  diverged at t = {run.prep.sim.state.t:.3f} s with h = {h:g} s: "
                          f"again with h = {h / 2:g} s")

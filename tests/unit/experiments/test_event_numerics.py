@@ -136,3 +136,23 @@ def test_steps_are_those_of_the_kept_runs_not_of_the_diverged_attempts(monkeypat
     res = E.gap_crossing_limit("m113", search="values", values=[0.4, 0.5], step=5e-4)
     assert [t["step_s"] for t in res["trials"]] == [2.5e-4, 2.5e-4]
     assert res["steps_s"] == [2.5e-4] and res["mixed_steps"] is False and len(res["refinements"]) == 2
+
+
+def test_a_diverged_attempt_keeps_its_partial_results(monkeypatch, tmp_path):
+    # a run that blows up stops with a diagnostic and keeps its partial results: the 3 m/s attempt that
+    # diverged at 5e-4 s is written under diverged/ and its refinement record points there
+    _stub_half_round(monkeypatch, {2.0: (1.0, True), 3.0: (3.0, True)}, diverge={3.0})
+    written = []
+
+    def write_trial(run, d):
+        d.mkdir(parents=True, exist_ok=True)
+        written.append((run.status, d.relative_to(tmp_path).as_posix()))
+        return d
+
+    monkeypatch.setattr(E, "write_trial", write_trial)
+    res = E.half_round("m113", height_in=10, speeds=[2, 3], step=5e-4, out=tmp_path, refine=1)
+    diverged = [d for status, d in written if status == "diverged"]
+    assert diverged == ["diverged/half-round_10_in_at_3_m_s_h0.0005"]
+    (rec,) = res["refinements"]
+    assert rec["folder"] == diverged[0] and rec["step_s"] == 5e-4
+    assert (tmp_path / diverged[0]).is_dir()
