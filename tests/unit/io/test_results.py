@@ -30,8 +30,8 @@ def test_streamed_run_equals_the_in_memory_run(tmp_path):
     res = sim.run(0.5, out=tmp_path / "run")
     assert res.path == tmp_path / "run" and res.status == "complete"
     parts = part_files(tmp_path / "run")
-    assert [p.name for p in parts] == ["part-00000.parquet", "part-00001.parquet"]  # 4 chunks a part by default
-    assert [pq.ParquetFile(p).metadata.num_row_groups for p in parts] == [4, 4]  # ceil(51 / 7) chunks
+    assert [p.name for p in parts] == [f"part-{k:05d}.parquet" for k in range(8)]  # a chunk a part by default
+    assert [pq.ParquetFile(p).metadata.num_rows for p in parts] == [7] * 7 + [2]  # 51 samples
     assert res.columns == mem.columns
     assert np.array_equal(res.t, mem.t) and np.array_equal(res.values, mem.values)
     back = td.load(tmp_path / "run")
@@ -39,7 +39,7 @@ def test_streamed_run_equals_the_in_memory_run(tmp_path):
     assert np.array_equal(back.values, mem.values)
     meta = json.loads((tmp_path / "run" / "metadata.json").read_text())
     assert meta["n_samples"] == 51 and meta["n_series"] == len(mem.columns) and meta["status"] == "complete"
-    assert meta["timeseries"] == {"layout": "dataset", "parts": 2}
+    assert meta["timeseries"] == {"layout": "dataset", "parts": 8}
     assert not (tmp_path / "run" / INCOMPLETE_MARKER).exists()
     assert sorted(p.name for p in (tmp_path / "run").iterdir()) == ["metadata.json", "timeseries.parquet"]
 
