@@ -6,4 +6,5 @@ from .results import (Result, ResultWriter, is_complete, load, match_series, par
 from .scene import read_scene, scene_from_model, terrain_to_scene
 
 __all__ = ["Result", "load", "save_result", "write_json_atomic", "write_summary", "ResultWriter", "is_complete",
-           "match_series", "part_files", "read_scene", "scene_from_model", "terrain_to_scene", "save_state", "load_state"]
+           "match_series", "part_files", "read_scene", "scene_from_model", "terrain_to_scene", "save_state",
+           "load_state"]
