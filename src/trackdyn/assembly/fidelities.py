@@ -210,6 +210,7 @@ class MasslessFormulation:
         spec, terrain, geo, z0 = vehicle_placement(sc)
         vm = build_massless(spec, origin=(sc.start_x, 0.0, z0), geometry=geo, speed=sc.speed, planes=opts.planes,
                             track_mass=opts.track_mass)
+        add_vehicle_visuals(vm)
         track = MasslessTrack(vm, terrain, opts)
         m = vm.model
         idx = {n: k for k, n in enumerate(m.body_names)}

@@ -18,15 +18,22 @@ SPROCKET = "#9a8a60"
 
 
 def add_vehicle_visuals(vm) -> None:
-    """Attach the hull (boxes and convex polyhedra, as meshes), wheels, arms, sprockets and shoes to the bodies of ``vm.model``."""
+    """Attach the hull (boxes and convex polyhedra, as meshes), wheels, arms, sprockets and shoes to the bodies of ``vm.model``.
+
+    The hull is drawn in the chassis body frame: a vehicle whose chassis centre of mass is not the spec's
+    (the massless track lumps each loop's mass into the hull: ``vm.com``) has its hull shifted to match.
+    A vehicle without shoe bodies (the massless track) gets its wheels, arms, sprockets and hull only.
+    """
     spec, m = vm.spec, vm.model
+    shift = np.asarray(spec.chassis.com, float) - np.asarray(getattr(vm, "com", spec.chassis.com), float)
     for shape in hull_shapes(spec):
         if isinstance(shape, ConvexPolyhedron):
-            verts = shape.vertices @ shape.rot.T + np.asarray(shape.pos)
+            verts = shape.vertices @ shape.rot.T + np.asarray(shape.pos) + shift
             m.add_visual("chassis", V.Mesh(vertices=tuple(map(tuple, verts)),
                                            faces=tuple(map(tuple, shape.triangles())), color=HULL))
         else:
-            m.add_visual("chassis", V.Box(size=tuple(2.0 * shape.half), center=tuple(shape.pos), color=HULL))
+            m.add_visual("chassis", V.Box(size=tuple(2.0 * shape.half), center=tuple(np.asarray(shape.pos) + shift),
+                                          color=HULL))
     sus, sh, sp = spec.suspension, spec.shoes, spec.sprocket
     half = 0.5 * (sus.wheel_width - sus.wheel_gap)
     off = 0.25 * (sus.wheel_width + sus.wheel_gap)
