@@ -984,13 +984,7 @@ def _box_solid_profile(rec, n, s, b, s_pos, s_rot, s_par, sw_c, sw_R, O, u, w3, 
     hb = (s_par[s, 0], s_par[s, 1], s_par[s, 2])
     cb = _r3(sw_c, s)
     # station axis: the box axis closest to the lateral direction
-    j = 0
-    best = -1.0
-    for i in range(3):
-        a = abs(vdot(_col3(sw_R, s, i), w3))
-        if a > best:
-            best = a
-            j = i
+    j = _axis_of(_m3t(sw_R, s, w3))
     i1 = (j + 1) % 3
     i2 = (j + 2) % 3
     sn_b = _dir_body(s_rot, s, _e(j))
@@ -1153,16 +1147,10 @@ def _box_solid_mesh(rec, n, s, b, s_pos, s_rot, s_par, sw_c, sw_R, mV, mF, mFN, 
             de = vsub(p1, p0)
             Le = vnorm(de)
             de = vscale(1.0 / Le, de)
-            j = 0
-            best = -1.0
-            for i in range(3):
-                aa = abs(vdot(_col3(sw_R, s, i), de))
-                if aa > best:
-                    best = aa
-                    j = i
+            el = _m3t(sw_R, s, de)  # the edge in the box frame; its largest component is the station axis
+            j = _axis_of(el)
             i1 = (j + 1) % 3
             i2 = (j + 2) % 3
-            el = _m3t(sw_R, s, de)
             al = _m3t(sw_R, s, vsub(p0, cb))
             st0 = -hb[j] * INV_SQRT3
             t0_ = (st0 - al[j]) / el[j]
@@ -1218,14 +1206,8 @@ def _poly_line(rec, n, s, b, s_pos, s_rot, s_par, sw_c, sw_R, pf, f0, nf, a_w, d
     (``c1 . push >= 0`` and ``c2 . push >= 0``; else the polyhedron's vertices in the terrain carry it).
     """
     cb = _r3(sw_c, s)
-    j = 0
-    best = -1.0
-    for i in range(3):
-        aa = abs(vdot(_col3(sw_R, s, i), de))
-        if aa > best:
-            best = aa
-            j = i
-    el = _m3t(sw_R, s, de)
+    el = _m3t(sw_R, s, de)  # the line in the polyhedron's frame; its largest component is the station axis
+    j = _axis_of(el)
     al = _m3t(sw_R, s, vsub(a_w, cb))
     st0 = -s_par[s, 5 + j] * INV_SQRT3
     t0_ = (st0 - al[j]) / el[j]
