@@ -1,0 +1,389 @@
+"""Numba kernels of non-smooth contact (NSC): envelope correction, contact frames, cone projection, PSOR.
+
+The narrow phase (:mod:`trackdyn.contact._detect`) reports only penetrating
+features. NSC needs contacts *before* they touch (a collision envelope), so
+:class:`~trackdyn.contact.nsc.NscContact` runs it on a copy of the shapes
+inflated by the envelope ``env`` (radii of spheres, capsules and cylinders
+grow by ``env``, box half extents by ``env``) and :func:`correct_records`
+moves every record's features back onto the true shapes: the geometry kernel
+(:func:`trackdyn.contact._kernels.contact_geometry`) then gives the true
+signed distance, negative ``δ`` being a gap.
+
+Contact frames: row 0 the normal ``n`` (direction in which side B is pushed),
+rows 1-2 tangents. The Jacobian of contact ``i`` maps the generalized
+velocities of its two bodies ``(ṙ_A, ω̄_A, ṙ_B, ω̄_B)`` (world linear, body
+angular) to the velocity of B's material point relative to A's along the
+frame: ``u_k = d_k · (v_B + ω_B × r_B - v_A - ω_A × r_A)`` with rows
+``±(d_k, R_bᵀ (r_b × d_k))``.
+
+The cone complementarity problem (Anitescu 2006; Tasora & Anitescu 2011) on
+impulses ``γ_i = (γ_n, γ_t1, γ_t2)``: ``γ_i ∈ K_i = {|γ_t| ≤ μ_i γ_n}``,
+``u_i = (N γ + r)_i ∈ K_i°°`` (the dual cone), ``γ_i · u_i = 0``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba as nb
+import numpy as np
+
+from ._detect import S_BOX, S_CAPSULE, S_CYLINDER, S_SPHERE
+from ._kernels import K_DN, K_PL, K_PN, K_PP, contact_geometry, witness_point
+
+jit = nb.njit(cache=True, error_model="numpy")
+
+
+@jit
+def correct_records(n, rec, s_type, s_rot, ns, env, bad):
+    """Move the features of records found on shapes inflated by ``env`` back onto the true shapes.
+
+    Side A of every record is the probe shape (key[0] >> 16), side B the target (key[1] >> 32: a shape index,
+    or ``ns + terrain part``). Radii shrink by ``env``; box corners move back by ``env`` along each of their
+    axes; box faces (``K_PN``) move back by ``env`` along their normal, box edges (``K_PL``) and vertices
+    (``K_PP``) along the axes the feature code names (``_detect._sphere_feature_box``). Returns the number
+    of records it cannot correct (their index in ``bad``).
+    """
+    nbad = 0
+    for r in range(n):
+        sA = rec.key[r, 0] >> 16
+        sub = rec.key[r, 0] & 0xFFFF
+        tid = rec.key[r, 1] >> 32
+        feat = rec.key[r, 1] & 0xFFFFFFFF
+        kind = rec.kind[r]
+        ok = True
+        tA = s_type[sA]
+        if tA == S_SPHERE or tA == S_CAPSULE:
+            rec.ra[r] -= env
+        elif tA == S_CYLINDER:
+            if kind == K_DN:
+                rec.ra[r] -= env
+        elif tA == S_BOX:
+            if sub > 7:
+                ok = False
+            else:
+                for i in range(3):
+                    sg = 1.0 if (sub >> i) & 1 else -1.0
+                    for k in range(3):
+                        rec.pa[r, k] -= env * sg * s_rot[sA, k, i]
+        else:
+            ok = False
+        if tid < ns:
+            tB = s_type[tid]
+            if tB == S_SPHERE or tB == S_CAPSULE:
+                rec.rb[r] -= env
+            elif tB == S_CYLINDER:
+                if kind == K_PL or kind == K_PP:
+                    rec.rb[r] -= env
+            elif tB == S_BOX:
+                if kind == K_PN:
+                    for k in range(3):
+                        rec.tb[r, k] -= env * rec.te[r, k]
+                elif kind == K_PL or kind == K_PP:
+                    if kind == K_PL:
+                        code = feat - 16
+                        bits = code // 4
+                        free = code % 4
+                    else:
+                        bits = feat - 64
+                        free = 3
+                    for i in range(3):
+                        if i == free:
+                            continue
+                        sg = 1.0 if (bits >> i) & 1 else -1.0
+                        for k in range(3):
+                            rec.tb[r, k] -= env * sg * s_rot[tid, k, i]
+                else:
+                    ok = False
+            else:
+                ok = False
+        if not ok:
+            if nbad < bad.shape[0]:
+                bad[nbad] = r
+            nbad += 1
+    return nbad
+
+
+@nb.njit(cache=True, inline="always")
+def _tangents(n):
+    """Two unit vectors completing n into a right-handed orthonormal frame."""
+    ax = abs(n[0])
+    ay = abs(n[1])
+    az = abs(n[2])
+    if ax <= ay and ax <= az:
+        a = (1.0, 0.0, 0.0)
+    elif ay <= az:
+        a = (0.0, 1.0, 0.0)
+    else:
+        a = (0.0, 0.0, 1.0)
+    t1 = (n[1] * a[2] - n[2] * a[1], n[2] * a[0] - n[0] * a[2], n[0] * a[1] - n[1] * a[0])
+    L = math.sqrt(t1[0] * t1[0] + t1[1] * t1[1] + t1[2] * t1[2])
+    t1 = (t1[0] / L, t1[1] / L, t1[2] / L)
+    t2 = (n[1] * t1[2] - n[2] * t1[1], n[2] * t1[0] - n[0] * t1[2], n[0] * t1[1] - n[1] * t1[0])
+    return t1, t2
+
+
+@jit
+def contact_frames(n, rec, pos, R, vel, omega_w, pair_mu, pair_e, keep_gap, c_body, c_frame, c_point, c_phi,
+                   c_mu, c_e, c_un, c_D, c_key, S):
+    """Frames, gaps and Jacobian rows of the corrected records whose gap is below ``keep_gap``; returns
+    their count.
+
+    ``c_frame[i]`` rows (n, t1, t2), world; ``c_phi`` the signed distance (m, negative: penetration);
+    ``c_un`` the normal relative velocity at the step's start (m/s); ``c_D[i, k]`` the 12 Jacobian entries
+    of direction k on ``(ṙ_A, ω̄_A, ṙ_B, ω̄_B)`` (a ground side's stay zero). ``S`` scratch (10, 3, 12).
+    """
+    m = 0
+    cx = S[0]
+    t1s = S[1]
+    t2s = S[2]
+    t3s = S[3]
+    nx = S[4]
+    px = S[5]
+    vx = S[6]
+    dx = S[8, 0]
+    for r in range(n):
+        bA = rec.body[r, 0]
+        bB = rec.body[r, 1]
+        c = witness_point(rec.pmode[r], bA, bB, rec.lside[r], (rec.pa[r, 0], rec.pa[r, 1], rec.pa[r, 2]),
+                          (rec.da[r, 0], rec.da[r, 1], rec.da[r, 2]), (rec.sp[r, 0], rec.sp[r, 1], rec.sp[r, 2]),
+                          (rec.sn[r, 0], rec.sn[r, 1], rec.sn[r, 2]), pos, R, cx, t1s, t2s, t3s, vx, 0, 0, False)
+        delta, nrm, p = contact_geometry(rec.kind[r], rec.conc[r], bA, bB, c, cx, rec.ra[r], rec.rb[r],
+                                         (rec.tb[r, 0], rec.tb[r, 1], rec.tb[r, 2]),
+                                         (rec.te[r, 0], rec.te[r, 1], rec.te[r, 2]),
+                                         (rec.da[r, 0], rec.da[r, 1], rec.da[r, 2]), pos, R, dx, nx, px, t1s, t2s,
+                                         t3s, 0, 0, False)
+        phi = -delta
+        if phi > keep_gap or math.isnan(phi):
+            continue
+        t1, t2 = _tangents(nrm)
+        c_body[m, 0] = bA
+        c_body[m, 1] = bB
+        for k in range(3):
+            c_frame[m, 0, k] = nrm[k]
+            c_frame[m, 1, k] = t1[k]
+            c_frame[m, 2, k] = t2[k]
+            c_point[m, k] = p[k]
+        c_phi[m] = phi
+        pr = rec.pair[r]
+        c_mu[m] = pair_mu[pr]
+        c_e[m] = pair_e[pr]
+        c_key[m, 0] = rec.key[r, 0]
+        c_key[m, 1] = rec.key[r, 1]
+        un = 0.0
+        for d in range(3):
+            for j in range(12):
+                c_D[m, d, j] = 0.0
+        for side in range(2):
+            b = bA if side == 0 else bB
+            if b < 0:
+                continue
+            sg = -1.0 if side == 0 else 1.0
+            o = 6 * side
+            rx = p[0] - pos[b, 0]
+            ry = p[1] - pos[b, 1]
+            rz = p[2] - pos[b, 2]
+            # velocity of the material point at p
+            wx = omega_w[b, 0]
+            wy = omega_w[b, 1]
+            wz = omega_w[b, 2]
+            vp = (vel[b, 0] + wy * rz - wz * ry, vel[b, 1] + wz * rx - wx * rz, vel[b, 2] + wx * ry - wy * rx)
+            un += sg * (nrm[0] * vp[0] + nrm[1] * vp[1] + nrm[2] * vp[2])
+            for d in range(3):
+                e0 = c_frame[m, d, 0]
+                e1 = c_frame[m, d, 1]
+                e2 = c_frame[m, d, 2]
+                cr = (ry * e2 - rz * e1, rz * e0 - rx * e2, rx * e1 - ry * e0)
+                for k in range(3):
+                    c_D[m, d, o + k] = sg * c_frame[m, d, k]
+                    c_D[m, d, o + 3 + k] = sg * (R[b, 0, k] * cr[0] + R[b, 1, k] * cr[1] + R[b, 2, k] * cr[2])
+        c_un[m] = un
+        m += 1
+    return m
+
+
+@jit
+def stabilisation(m, c_phi, c_un, c_e, h, recovery_speed, bounce_speed, b):
+    """The normal bias ``b_n`` of every contact (``u_n = n·v⁺ + b_n ≥ 0``), tangential biases zero.
+
+    ``b_n = max(φ/h, -v_rec)``: a gap may close within the step, a penetration is recovered at most at the
+    recovery speed. Newton's impact law: a contact closing within this step at more than ``bounce_speed``
+    (``φ + h u_n⁻ < 0``, ``-u_n⁻ > bounce_speed``) with restitution ``e`` leaves at ``u_n⁺ ≥ -e u_n⁻``.
+    """
+    for i in range(m):
+        bn = max(c_phi[i] / h, -recovery_speed)
+        un = c_un[i]
+        if c_e[i] > 0.0 and -un > bounce_speed and c_phi[i] + h * un < 0.0:
+            bn = min(bn, c_e[i] * un)
+        b[3 * i] = bn
+        b[3 * i + 1] = 0.0
+        b[3 * i + 2] = 0.0
+
+
+@jit
+def apply_D(m, c_body, c_D, g, out):
+    """out (3m,) = D g for generalized velocities g (nb, 6)."""
+    for i in range(m):
+        for d in range(3):
+            s = 0.0
+            for side in range(2):
+                b = c_body[i, side]
+                if b < 0:
+                    continue
+                o = 6 * side
+                for k in range(6):
+                    s += c_D[i, d, o + k] * g[b, k]
+            out[3 * i + d] = s
+
+
+@jit
+def apply_Dt(m, c_body, c_D, gamma, out):
+    """out (nb, 6) = Dᵀ γ (zeroed first)."""
+    for b in range(out.shape[0]):
+        for k in range(6):
+            out[b, k] = 0.0
+    for i in range(m):
+        for side in range(2):
+            b = c_body[i, side]
+            if b < 0:
+                continue
+            o = 6 * side
+            for k in range(6):
+                out[b, k] += (c_D[i, 0, o + k] * gamma[3 * i] + c_D[i, 1, o + k] * gamma[3 * i + 1]
+                              + c_D[i, 2, o + k] * gamma[3 * i + 2])
+
+
+@jit
+def column_rhs(i, d, c_body, c_D, rhs):
+    """rhs[:6 nb] = Dᵀ e_(i, d) (the other entries untouched: zero them once)."""
+    for side in range(2):
+        b = c_body[i, side]
+        if b < 0:
+            continue
+        o = 6 * side
+        for k in range(6):
+            rhs[6 * b + k] = c_D[i, d, o + k]
+
+
+@jit
+def clear_column(i, c_body, rhs):
+    for side in range(2):
+        b = c_body[i, side]
+        if b < 0:
+            continue
+        for k in range(6):
+            rhs[6 * b + k] = 0.0
+
+
+@jit
+def block_scale(m, c_body, c_D, mass, inv_inertia, eta):
+    """η_i = trace(D_i M⁻¹ D_iᵀ)/3: the mean effective inverse mass of contact i (1/kg), from the bodies'
+    mass matrices alone (joints left out): the scale of the residual and of PSOR's step."""
+    for i in range(m):
+        s = 0.0
+        for side in range(2):
+            b = c_body[i, side]
+            if b < 0:
+                continue
+            o = 6 * side
+            for d in range(3):
+                for k in range(3):
+                    s += c_D[i, d, o + k] ** 2 / mass[b]
+                for k in range(3):
+                    for j in range(3):
+                        s += c_D[i, d, o + 3 + k] * inv_inertia[b, k, j] * c_D[i, d, o + 3 + j]
+        eta[i] = s / 3.0 if s > 0.0 else 1.0
+
+
+@nb.njit(cache=True, inline="always")
+def _project(mu, gn, g1, g2):
+    """Euclidean projection of (γ_n, γ_t) onto the cone |γ_t| ≤ μ γ_n."""
+    s = math.sqrt(g1 * g1 + g2 * g2)
+    if s <= mu * gn:
+        return gn, g1, g2
+    if mu * s <= -gn or (mu == 0.0 and gn <= 0.0):
+        return 0.0, 0.0, 0.0
+    if mu == 0.0:
+        return gn, 0.0, 0.0
+    a = (gn + mu * s) / (1.0 + mu * mu)
+    f = mu * a / s
+    return a, f * g1, f * g2
+
+
+@jit
+def project_cones(m, mu, x, out):
+    """out = Π_K(x) contact by contact (out may be x)."""
+    for i in range(m):
+        a, b, c = _project(mu[i], x[3 * i], x[3 * i + 1], x[3 * i + 2])
+        out[3 * i] = a
+        out[3 * i + 1] = b
+        out[3 * i + 2] = c
+
+
+@jit
+def ccp_measures(m, mu, eta, gamma, u):
+    """(residual, complementarity gap) of impulses γ with contact velocities u = Nγ + r.
+
+    Residual: ``max_i η_i |γ_i - Π_K(γ_i - u_i/η_i)|`` (m/s), the natural map of the CCP scaled to a
+    velocity; zero exactly at a solution. Gap: ``max_i |γ_i · u_i|`` (N s · m/s).
+    """
+    res = 0.0
+    gap = 0.0
+    for i in range(m):
+        e = eta[i]
+        g0 = gamma[3 * i]
+        g1 = gamma[3 * i + 1]
+        g2 = gamma[3 * i + 2]
+        a, b, c = _project(mu[i], g0 - u[3 * i] / e, g1 - u[3 * i + 1] / e, g2 - u[3 * i + 2] / e)
+        d = e * math.sqrt((g0 - a) ** 2 + (g1 - b) ** 2 + (g2 - c) ** 2)
+        if d > res or math.isnan(d):
+            res = d
+        cg = abs(g0 * u[3 * i] + g1 * u[3 * i + 1] + g2 * u[3 * i + 2])
+        gap = max(gap, cg)
+    return res, gap
+
+
+@jit
+def psor(m, N, r, mu, eta, gamma, u, omega, tol, max_iter, check_every):
+    """Projected Gauss-Seidel (SOR) over contact blocks on the dense Delassus matrix ``N`` (3m, 3m).
+
+    One sweep: ``γ_i ← Π_K(γ_i - ω (N γ + r)_i / η_ii)`` in contact order, with ``η_ii = trace(N_ii)/3``
+    (Tasora & Anitescu's scaling). Every ``check_every`` sweeps, ``u = Nγ + r`` and
+    :func:`ccp_measures`' residual; stops below ``tol``. Returns (sweeps, residual, gap); ``u`` holds
+    ``Nγ + r`` of the returned γ.
+    """
+    n3 = 3 * m
+    diag = np.empty(m)
+    for i in range(m):
+        diag[i] = (N[3 * i, 3 * i] + N[3 * i + 1, 3 * i + 1] + N[3 * i + 2, 3 * i + 2]) / 3.0
+        if diag[i] <= 0.0:
+            diag[i] = 1.0
+    res = np.inf
+    gap = 0.0
+    it = 0
+    while it < max_iter:
+        it += 1
+        for i in range(m):
+            w0 = r[3 * i]
+            w1 = r[3 * i + 1]
+            w2 = r[3 * i + 2]
+            for j in range(n3):
+                gj = gamma[j]
+                w0 += N[3 * i, j] * gj
+                w1 += N[3 * i + 1, j] * gj
+                w2 += N[3 * i + 2, j] * gj
+            s = omega / diag[i]
+            a, b, c = _project(mu[i], gamma[3 * i] - s * w0, gamma[3 * i + 1] - s * w1, gamma[3 * i + 2] - s * w2)
+            gamma[3 * i] = a
+            gamma[3 * i + 1] = b
+            gamma[3 * i + 2] = c
+        if it % check_every == 0 or it == max_iter:
+            for k in range(n3):
+                s = r[k]
+                for j in range(n3):
+                    s += N[k, j] * gamma[j]
+                u[k] = s
+            res, gap = ccp_measures(m, mu, eta, gamma, u)
+            if res <= tol:
+                break
+    return it, res, gap

@@ -1,0 +1,285 @@
+r"""Velocity-level time stepping with non-smooth contact (Anitescu/Tasora; Chrono's NSC stepper).
+
+One step, with the linearised implicit Euler of :mod:`trackdyn.integrators.euler` for everything that is
+not contact and the contact impulses ``γ`` of :class:`~trackdyn.contact.nsc.NscContact`:
+
+.. math::
+
+    \begin{bmatrix} H & J^T \\ J & -\delta I \end{bmatrix}
+    \begin{bmatrix} v^{l+1} \\ -h\lambda \end{bmatrix} =
+    \begin{bmatrix} M v^l + h f^l - h D v^l + D_c^T \gamma \\ -\mathrm{clip}(C/h) - \Delta_t C \end{bmatrix},
+    \qquad q^{l+1} = q^l \oplus h v^{l+1},
+
+``H = M - h^2 K - h D``, and the cone complementarity problem on γ with the contact velocities
+``u = D_c v^{l+1} + b = N γ + r``:
+
+- ``N = D_c G D_c^T``, ``G`` the velocity block of the saddle-point matrix's inverse: the joints stay
+  exact (they are eliminated by the same sparse factorisation as in the smooth steppers) and the
+  iterative solvers work on the contact unknowns only;
+- ``r = D_c v_free + b``, ``v_free`` the step without contact, ``b_n = max(φ/h, -v_rec)`` (a gap closes
+  within the step, a penetration is recovered at most at the recovery speed) or Newton's impact bias
+  ``e u_n^-`` (:func:`trackdyn.contact._nsc_kernels.stabilisation`).
+
+Given γ, one more solve with ``[D_c^T γ; 0]`` gives the velocity and multiplier increments. ``N`` is
+formed densely (3m solves) for PSOR and when ``delassus="dense"``; otherwise each product ``N x`` is one
+solve (``delassus="operator"``). ``"auto"``: dense up to 150 contacts, or for PSOR.
+
+Options
+-------
+contact_solver : {"apgd", "bb", "psor"}
+    CCP solver (:mod:`trackdyn.contact.nsc_solvers`).
+contact_tolerance : float
+    Stop when the CCP residual (m/s) is at most this (default 1e-10).
+contact_max_iterations : int
+    Iteration cap of the CCP solver (default 1000); a step that hits it is kept and counted in
+    ``counters["contact_unconverged"]``.
+warm_start : bool
+    Start from the previous step's impulses of the same contacts (default True).
+psor_omega : float
+    PSOR relaxation (default 1.0).
+solver, max_recovery_speed : as ``euler-implicit-linearized`` (the joints' saddle-point solver and
+    their stabilisation cap).
+
+Diagnostics: ``last`` adds ``contacts``, ``contact_iterations``, ``contact_residual``,
+``complementarity_gap``; ``counters`` add ``contact_iterations`` (sum), ``contact_unconverged``;
+``timing`` adds ``contact_detection`` and ``contact_solve``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba as nb
+import numpy as np
+
+from ..contact import _nsc_kernels as NK
+from ..contact.nsc import NscContact
+from ..contact.nsc_solvers import CCP_SOLVERS, solve_ccp
+from ..linsolve import make_solver
+from ..mbs import _kernels as MK
+from ..mbs.model import State
+from ._kernels import euler_rhs, mass_times
+from .base import Integrator, StepFailed
+
+__all__ = ["NscEuler"]
+
+
+@nb.njit(cache=True, _nrt=False)
+def _finish(x, v_old, q_old, h, phi, v_new, lam, q_new, acc):
+    """v_new, λ = y/h, q_new = q ⊕ h v_new, acc = (v_new - v)/h from the KKT solution x; returns max |C|."""
+    nb_ = v_old.shape[0]
+    nd = 6 * nb_
+    for b in range(nb_):
+        for k in range(6):
+            v_new[b, k] = x[6 * b + k]
+    for r in range(lam.shape[0]):
+        lam[r] = x[nd + r] / h
+    MK.advance_positions(q_old, v_new, h, q_new)
+    for b in range(nb_):
+        for k in range(6):
+            acc[b, k] = (v_new[b, k] - v_old[b, k]) / h
+    mx = 0.0
+    for r in range(phi.shape[0]):
+        a = abs(phi[r])
+        if a > mx or math.isnan(a):
+            mx = a
+    return mx
+
+
+@nb.njit(cache=True, _nrt=False)
+def _add_left_out(rhs, hh, Kxv):
+    for b in range(Kxv.shape[0]):
+        for k in range(6):
+            rhs[6 * b + k] += hh * Kxv[b, k]
+
+
+class NscEuler(Integrator):
+    """Linearised implicit Euler with non-smooth contact (see the module docstring)."""
+
+    name = "nsc-euler"
+
+    def __init__(self, system, step, solver="direct", max_recovery_speed=1.0, contact_solver="apgd",
+                 contact_tolerance=1e-10, contact_max_iterations=1000, warm_start=True, psor_omega=1.0,
+                 delassus="auto", **solver_options):
+        super().__init__(system, step, solver=solver, max_recovery_speed=max_recovery_speed,
+                         contact_solver=contact_solver, contact_tolerance=contact_tolerance,
+                         contact_max_iterations=contact_max_iterations, warm_start=warm_start,
+                         psor_omega=psor_omega, delassus=delassus)
+        if contact_solver not in CCP_SOLVERS:
+            raise ValueError(f"integrator {self.name!r}: contact_solver must be one of {CCP_SOLVERS}, "
+                             f"got {contact_solver!r}")
+        if delassus not in ("auto", "dense", "operator"):
+            raise ValueError(f"integrator {self.name!r}: delassus must be 'auto', 'dense' or 'operator', "
+                             f"got {delassus!r}")
+        if contact_solver == "psor" and delassus == "operator":
+            raise ValueError(f"integrator {self.name!r}: delassus = 'operator' with contact_solver = 'psor': "
+                             f"PSOR needs the dense Delassus matrix")
+        for what, val in (("contact_tolerance", contact_tolerance), ("max_recovery_speed", max_recovery_speed),
+                          ("psor_omega", psor_omega)):
+            if not (isinstance(val, (int, float)) and np.isfinite(val) and val > 0):
+                raise ValueError(f"integrator {self.name!r}: {what} must be positive, got {val!r}")
+        if not (isinstance(contact_max_iterations, (int, np.integer)) and contact_max_iterations >= 1):
+            raise ValueError(f"integrator {self.name!r}: contact_max_iterations must be a positive integer, "
+                             f"got {contact_max_iterations!r}")
+        found = [p for p in getattr(system, "providers", ()) if isinstance(p, NscContact)]
+        if len(found) != 1:
+            raise ValueError(f"integrator {self.name!r}: needs exactly one NscContact among the simulation's "
+                             f"providers, got {len(found)}")
+        self.contact = found[0]
+        self.contact.stepper = self
+        self.method = contact_solver
+        self.tol = float(contact_tolerance)
+        self.max_iter = int(contact_max_iterations)
+        self.warm = bool(warm_start)
+        self.omega = float(psor_omega)
+        self.delassus = delassus
+        self.vmax = float(max_recovery_speed)
+        if solver == "direct":
+            solver_options.setdefault("refine", 0)
+        self.solver = make_solver(solver, system.pattern, **solver_options)
+        nb_, nc = system.nb, system.nc
+        self.nd = 6 * nb_
+        self.rhs = np.zeros(self.nd + nc)
+        self.x = np.zeros(self.nd + nc)
+        self.x_c = np.zeros(self.nd + nc)  # the contact impulses' part of the solution
+        self.crhs = np.zeros(self.nd + nc)
+        self.Mv = np.zeros((nb_, 6))
+        self.g = np.zeros((nb_, 6))
+        self._no_secant = np.zeros(0)
+        self.counters["contact_iterations"] = 0
+        self.counters["contact_unconverged"] = 0
+        self.timing["contact_detection"] = 0.0
+        self.timing["contact_solve"] = 0.0
+        self.last.update(contacts=0, contact_iterations=0, contact_residual=0.0, complementarity_gap=0.0)
+        self._bound = False
+
+    # ------------------------------------------------------------------ helpers
+    def _solve(self):
+        """x_c = K⁻¹ crhs: every solve of the step uses this one pair of arrays (the direct solver keeps its
+        compiled call bound to the arrays it last saw)."""
+        self.solver.solve(self.crhs, self.x_c)
+
+    def _apply_N(self, m, x, out):
+        """out = N x = D G Dᵀ x with one solve."""
+        cs = self.contact
+        NK.apply_Dt(m, cs.c_body, cs.c_D, x, self.g)
+        self.crhs[:self.nd] = self.g.ravel()
+        self.crhs[self.nd:] = 0.0
+        self._solve()
+        NK.apply_D(m, cs.c_body, cs.c_D, self.x_c[:self.nd].reshape(-1, 6), out)
+
+    def _dense_N(self, m):
+        cs = self.contact
+        n3 = 3 * m
+        N = np.empty((n3, n3))
+        rhs = self.crhs
+        rhs[:] = 0.0
+        col = np.empty(n3)
+        for i in range(m):
+            for d in range(3):
+                NK.column_rhs(i, d, cs.c_body, cs.c_D, rhs)
+                self._solve()
+                NK.apply_D(m, cs.c_body, cs.c_D, self.x_c[:self.nd].reshape(-1, 6), col)
+                N[:, 3 * i + d] = col
+            NK.clear_column(i, cs.c_body, rhs)
+        return 0.5 * (N + N.T)
+
+    # ------------------------------------------------------------------ the step
+    def _step_impl(self, state: State) -> State:
+        s = self.system
+        h = self.h
+        clk = self._clock
+        tm = self.timing
+        t0 = clk()
+        if not self._bound:
+            s.bind_step(h * h, h, s.data)
+            self._bound = True
+        q, v, lam = s.load_step(state)
+        s.update_kinematics(q, v)
+        data = s.data
+        data[:] = s.base_data
+        p0 = s.provider_time
+        s.eval_forces(state.t, v, h * h, h, data, state, h, 1.0)
+        t1 = clk()
+        contact_time = s.provider_time - p0
+        s.update_drivers(state.t)
+        s.add_constraint_stiffness(lam, h * h, data, v)
+        s.eval_constraints(want_gamma=False)
+        t2 = clk()
+        s.fill_jacobian(data)
+        mass_times(s.mass, s.inertia, v, self.Mv)
+        secant = self._no_secant
+        if len(s.driver_rows):
+            secant = (s.driver_phi_at(state.t + h) - s.phi[s.driver_rows]) / h
+        euler_rhs(self.Mv, s.f, s.Dv, h, s.phi, s.driver_rows, secant, self.vmax, self.rhs)
+        _add_left_out(self.rhs, h * h, s.Kxv)
+        t3 = clk()
+        try:
+            self.solver.factor(data)
+        except np.linalg.LinAlgError as err:
+            raise StepFailed(f"t = {state.t:.6g} s: {err}") from None
+        t4 = clk()
+        self.crhs[:] = self.rhs
+        self._solve()  # the step without contact impulses
+        self.x[:] = self.x_c
+        t5 = clk()
+        # ---- contact
+        cs = self.contact
+        m = cs.detect(s.kin, h)
+        t6 = clk()
+        it, res, gap = 0, 0.0, 0.0
+        gamma = np.zeros(3 * m)
+        if m:
+            n3 = 3 * m
+            b = np.empty(n3)
+            NK.stabilisation(m, cs.c_phi, cs.c_un, cs.c_e, h, cs.recovery_speed, cs.bounce_speed, b)
+            r = np.empty(n3)
+            NK.apply_D(m, cs.c_body, cs.c_D, self.x[:self.nd].reshape(-1, 6), r)
+            r += b
+            eta = np.empty(m)
+            NK.block_scale(m, cs.c_body, cs.c_D, cs.mass, cs.inv_inertia, eta)
+            if self.warm:
+                cs.warm_start(state, gamma)
+            dense = self.delassus == "dense" or self.method == "psor" or (self.delassus == "auto" and m <= 150)
+            u = np.empty(n3)
+            if dense:
+                N = self._dense_N(m)
+                info = solve_ccp(self.method, m, cs.c_mu[:m], eta, r, gamma, u, N=N, tol=self.tol,
+                                 max_iter=self.max_iter, omega=self.omega)
+            else:
+                info = solve_ccp(self.method, m, cs.c_mu[:m], eta, r, gamma, u,
+                                 apply=lambda x_, o_: self._apply_N(m, x_, o_), tol=self.tol,
+                                 max_iter=self.max_iter)
+            it, res, gap = info.iterations, info.residual, info.gap
+            if not info.converged:
+                self.counters["contact_unconverged"] += 1
+            # the impulses' velocity and multiplier increments
+            NK.apply_Dt(m, cs.c_body, cs.c_D, gamma, self.g)
+            self.crhs[:self.nd] = self.g.ravel()
+            self.crhs[self.nd:] = 0.0
+            self._solve()
+            self.x += self.x_c
+        t7 = clk()
+        v_new = np.empty((s.nb, 6))
+        lam_new = np.empty(s.nc)
+        q_new = np.empty(q.shape)
+        acc = np.empty((s.nb, 6))
+        viol = _finish(self.x, v, q, h, s.phi, v_new, lam_new, q_new, acc)
+        cs.stage(gamma, h, s.kin.pos, it, res)
+        t8 = clk()
+        tm["forces"] += t1 - t0 - contact_time
+        tm["contact"] += contact_time
+        tm["constraints"] += t2 - t1
+        tm["assembly"] += t3 - t2
+        tm["factorization"] += t4 - t3
+        tm["solve"] += t5 - t4
+        tm["contact_detection"] += t6 - t5
+        tm["contact_solve"] += t7 - t6
+        tm["update"] += t8 - t7
+        self._count_linear_steps()
+        self.counters["contact_iterations"] += it
+        self.last.update(pos_violation=float(viol) if s.nc else 0.0, contacts=m, contact_iterations=it,
+                         contact_residual=res, complementarity_gap=gap)
+        new = State(state.t + h, q_new, v_new, lam_new, acc, dict(state.extra))
+        s.commit(new)
+        return new
