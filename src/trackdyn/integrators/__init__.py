@@ -12,6 +12,7 @@ name                           scheme                                           
 ``ab3``                        3-step Adams-Bashforth on the index-1 form               3
 ``abm``                        variable-step Adams-Bashforth-Moulton PECE               var.
 ``massless-realtime``          linearised Euler in a massless vehicle's minimal coords  1
+``nsc-euler``                  linearised Euler with non-smooth contact (NscContact)    1
 =============================  =======================================================  =====
 
 See docs/integrators.md for the equations, options and measured accuracy.
@@ -25,14 +26,15 @@ from .euler import EulerImplicitLinearized, ThetaLinearized
 from .explicit import AB3, RK4
 from .hht import HHT
 from .implicit import EulerImplicit, EulerImplicitProjected
+from .nsc import NscEuler
 from .realtime import RealtimeStepper
 
 __all__ = ["Integrator", "StepFailed", "EulerImplicitLinearized", "ThetaLinearized", "EulerImplicit",
            "EulerImplicitProjected",
-           "HHT", "RK4", "AB3", "ABM", "RealtimeStepper", "INTEGRATORS", "make_integrator"]
+           "HHT", "RK4", "AB3", "ABM", "RealtimeStepper", "NscEuler", "INTEGRATORS", "make_integrator"]
 
 INTEGRATORS = {cls.name: cls for cls in (EulerImplicitLinearized, ThetaLinearized, EulerImplicit,
-                                         EulerImplicitProjected, HHT, RK4, AB3, ABM, RealtimeStepper)}
+                                         EulerImplicitProjected, HHT, RK4, AB3, ABM, RealtimeStepper, NscEuler)}
 
 
 def make_integrator(name, system, step, **options):
