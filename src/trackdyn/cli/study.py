@@ -1,4 +1,4 @@
-"""``trackdyn study ...``: studies over many runs. For now ``study convergence SCENARIO``.
+"""``trackdyn study ...``: studies over many runs: ``study convergence SCENARIO``, ``study synthesis``.
 
 Wired into the main command by :func:`register` (``register(app)`` in
 ``cli/main.py``). Exit codes as everywhere: 0 success, 1 invalid input or a
@@ -182,6 +182,73 @@ def convergence(
         typer.echo(study.table[cols].to_string(index=False, float_format=lambda v: f"{v:.3g}"))
         typer.echo(f"wrote {table_path}, " + ", ".join(study.figures))
     raise typer.Exit(1 if diverged else 0)
+
+
+@study_app.command("synthesis")
+def synthesis(
+    vehicle: str = typer.Option("robot-1-6", "--vehicle", help="Vehicle: robot-1-6 (kim-2012's 1/6 robot)."),
+    t_end: Optional[float] = typer.Option(None, "--t-end", help="Simulated time, s (default the paper's 35)."),
+    step: Optional[float] = typer.Option(None, "--step", help="Table 3's step, s (default the paper's 7e-4)."),
+    steps: Optional[str] = typer.Option(None, "--steps", help="Fig. 8's steps, comma-separated, s (multiples of "
+                                                              "--step; default 1-60 times it)."),
+    repeats: int = typer.Option(3, "--repeats", help="Timed repeats of each Table 3 run (best kept)."),
+    alpha: float = typer.Option(-0.2, "--alpha", help="HHT-α of the explicit-implicit models, in [-1/3, 0]."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Folder for synthesis.json and the figures "
+                                                           "(default: synthesis-VEHICLE)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+):
+    """kim-2012's four subsystem-synthesis models (Cartesian / joint x explicit / explicit-implicit): Table 3
+    (RMS errors against joint explicit, CPU time, CPU / sim) and Fig. 7 / Fig. 8 (CPU and acceleration error
+    against step, largest stable step)."""
+    from ..experiments.synthesis import MODELS, plot_fig7, plot_fig8, robot_1_6, synthesis_study
+
+    if vehicle != "robot-1-6":
+        typer.echo(f"study synthesis: --vehicle {vehicle!r}: only 'robot-1-6' is built so far", err=True)
+        raise typer.Exit(1)
+    if not -1.0 / 3.0 - 1e-12 <= alpha <= 0.0:
+        typer.echo(f"study synthesis: --alpha must be in [-1/3, 0], got {alpha}", err=True)
+        raise typer.Exit(1)
+    try:
+        sweep = _floats(steps, "--steps") if steps else None
+        robot = robot_1_6()
+
+        def progress(name, row):
+            if not as_json:
+                typer.echo(f"{name}: h = {1e3 * row['step_s']:g} ms, stable {row['stable']}", err=True)
+
+        res = synthesis_study(t_end=t_end, step=step, sweep=sweep, repeats=repeats, alpha=alpha, robot=robot,
+                              progress=progress)
+    except (ValueError, RuntimeError) as err:
+        typer.echo(str(err), err=True)
+        raise typer.Exit(1)
+    folder = Path(out) if out is not None else Path(f"synthesis-{vehicle}")
+    folder.mkdir(parents=True, exist_ok=True)
+    sys_ = robot.synthesis()
+    runs = {f"{c} {s}": sys_.run(c, s, res["step_s"], res["t_end_s"], alpha=alpha) for c, s in MODELS}
+    figures = plot_fig8(res, str(folder / "fig8")) + plot_fig7(res, runs, str(folder / "fig7"))
+    res.pop("reference")
+    res["figures"] = figures
+    res["out"] = str(folder)
+    unstable = [n for n, r in res["table3"].items() if not r["stable"]]
+    res["status"] = "complete" if not unstable else "diverged"
+    _write_atomic(folder / "synthesis.json", json.dumps(res, default=float, indent=1))
+    if as_json:
+        _print_json(res)
+    else:
+        typer.echo(f"Table 3 (1/6 robot, {res['t_end_s']:g} s simulated, h = {1e3 * res['step_s']:g} ms; "
+                   "RMS errors of chassis z against joint explicit)")
+        typer.echo(f"{'model':<30} {'pos, m':>9} {'vel, m/s':>9} {'acc, m/s2':>9} {'CPU, s':>7} "
+                   f"{'CPU/sim %':>9} {'ratio':>6} {'paper':>6}")
+        for name, r in res["table3"].items():
+            e = [f"{r[k]:9.2e}" if r[k] is not None else f"{'—':>9}" for k in ("rms_pos_m", "rms_vel_mps",
+                                                                              "rms_acc_mps2")]
+            typer.echo(f"{name:<30} {' '.join(e)} {r['cpu_s']:7.3f} {r['cpu_per_sim_pct']:9.2f} "
+                       f"{r['ratio']:6.2f} {res['paper']['table3'][name][5]:6.2f}")
+        typer.echo("largest stable step (Fig. 8 sweep): " + ", ".join(
+            f"{n} {1e3 * v['largest_stable_step_s']:g} ms" if v["largest_stable_step_s"] else f"{n} none"
+            for n, v in res["fig8"].items()))
+        typer.echo(f"wrote {folder / 'synthesis.json'}, " + ", ".join(figures))
+    raise typer.Exit(1 if unstable else 0)
 
 
 def register(app: typer.Typer) -> None:
