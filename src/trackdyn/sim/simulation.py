@@ -187,6 +187,15 @@ class Simulation:
                 meta["last_good_state"] = "last_good_state.npz"
         return self.recorder.result(meta)
 
+    def _model_info(self) -> dict:
+        """Sizes of the system; a formulation without a saddle-point matrix (e.g. the recursive one, the
+        massless tree) has no ``pattern``: its ``kkt_size`` and ``kkt_nnz`` are ``None``."""
+        s = self.system
+        pattern = getattr(s, "pattern", None)
+        return {"bodies": s.nb, "constraint_rows": s.nc, "removed_rows": dict(getattr(s, "removed_rows", ())),
+                "kkt_size": None if pattern is None else pattern.n,
+                "kkt_nnz": None if pattern is None else pattern.nnz}
+
     def metadata(self, status="complete", error=None) -> dict:
         it = self.integrator
         sim_time = self.state.t
@@ -204,9 +213,7 @@ class Simulation:
             "wall_per_sim": self.wall_time / sim_time if sim_time > 0 else None,
             "timing_s": timing,
             "counters": dict(it.counters),
-            "model": {"bodies": self.system.nb, "constraint_rows": self.system.nc,
-                      "removed_rows": dict(self.system.removed_rows),
-                      "kkt_size": self.system.pattern.n, "kkt_nnz": self.system.pattern.nnz},
+            "model": self._model_info(),
             "machine": {"python": platform.python_version(), "platform": platform.platform(),
                         "processor": platform.processor() or platform.machine()},
             "warnings": list(self.warnings),

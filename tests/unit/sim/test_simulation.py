@@ -166,3 +166,23 @@ def test_marker_records_point_acceleration():
     assert abs(res["rim.acc.z"][-1]) < 1e-6 and abs(res["rim.pos.z"][-1] - 0.05) < 1e-6
     assert np.isclose(np.hypot(res["tip.pos.x"][-1], res["tip.pos.y"][-1]), 0.3, atol=1e-6)
     assert np.isclose(np.hypot(res["tip.vel.x"][-1], res["tip.vel.y"][-1]), 0.3 * om, rtol=1e-3)
+
+
+def test_metadata_of_a_system_without_a_saddle_point_pattern():
+    """The recursive formulation has no KKT pattern: metadata() reports None for its size, and the run ends."""
+    from trackdyn.formulations.recursive import RecursiveSystem
+    from trackdyn.integrators.recursive import RecursiveRK4
+    from trackdyn.testing.problems import chain
+
+    m = chain(3)
+    system = RecursiveSystem(m)
+    assert not hasattr(system, "pattern")
+    sim = td.Simulation(m, integrator=RecursiveRK4, step=1e-3, system=system)
+    res = sim.run(0.01)
+    model = res.metadata["model"]
+    assert res.status == "complete" and res.metadata["formulation"] == "recursive"
+    assert model["kkt_size"] is None and model["kkt_nnz"] is None
+    assert model["bodies"] == 3 and model["constraint_rows"] == system.nc
+    # a system with a pattern still reports it
+    abs_meta = td.Simulation(chain(3), step=1e-3).metadata()["model"]
+    assert abs_meta["kkt_size"] > 0 and abs_meta["kkt_nnz"] > 0
