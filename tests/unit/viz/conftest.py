@@ -2,41 +2,24 @@
 
 The browser tests drive Debian's ``chromium`` (a system requirement named in
 the README) through Playwright's Python API (the ``playwright`` wheel of the
-``test`` extra, used as a driver only: it never downloads a browser). When
-``chromium`` is missing and the tests run as root with apt-get (as CI does),
-the fixture installs it with ``apt-get install chromium`` and says so on one
-line (under pytest-xdist, as in CI, in the warnings summary); otherwise the browser tests are skipped with the command to run, or
-fail when ``TRACKDYN_REQUIRE_BROWSER=1``. An exclusive file lock keeps
-parallel pytest workers from installing twice.
+``test`` extra, used as a driver only: it never downloads a browser). The
+tests never install anything: the project's CI script (``.ci/run``) installs
+``chromium`` with apt-get and sets ``TRACKDYN_REQUIRE_BROWSER=1``; elsewhere,
+without ``chromium`` on PATH, the browser tests are skipped with the command
+to run (or fail when ``TRACKDYN_REQUIRE_BROWSER=1``).
 """
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
-import subprocess
-from contextlib import contextmanager
-from pathlib import Path
 
 import pytest
 
 import trackdyn as td
 from viz_test_helpers import pendulum_chain_model
 
-CACHE = Path(os.environ.get("TRACKDYN_TEST_CACHE", Path.home() / ".cache" / "trackdyn-tests"))
 WHY = "the 3-D viewer's tests drive a real headless browser"
-
-
-@contextmanager
-def _install_lock():
-    CACHE.mkdir(parents=True, exist_ok=True)
-    with open(CACHE / "install.lock", "w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def _unavailable(reason: str):
@@ -46,51 +29,21 @@ def _unavailable(reason: str):
     pytest.skip(reason)
 
 
-def _say(config, line: str) -> None:
-    """One line on the terminal, past pytest's capture; under xdist (whose workers' output is not shown) a
-    warning, which the run's warnings summary shows."""
-    tr = config.pluginmanager.get_plugin("terminalreporter")
-    cm = config.pluginmanager.get_plugin("capturemanager")
-    if hasattr(config, "workerinput") or tr is None or cm is None:
-        import warnings
-
-        warnings.warn(line, UserWarning, stacklevel=2)
-        return
-    with cm.global_and_fixture_disabled():
-        tr.write_line(line)
-
-
-def _ensure_chromium(config) -> str:
-    exe = shutil.which("chromium")
-    if exe:
-        return exe
-    if os.geteuid() != 0 or not shutil.which("apt-get"):
-        _unavailable(f"{WHY}: Debian's chromium is not installed and cannot be installed here (needs root and "
-                     "apt-get): run `apt-get install -y chromium`")
-    with _install_lock():
-        exe = shutil.which("chromium")
-        if exe:
-            return exe
-        _say(config, f"trackdyn viz tests: installing Debian's chromium with apt-get (not on PATH; {WHY})")
-        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        for cmd in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "chromium"]):
-            r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1200)
-            if r.returncode != 0:
-                _unavailable(f"`{' '.join(cmd)}` failed: {r.stderr.strip()[-500:]}")
+def _ensure_chromium() -> str:
     exe = shutil.which("chromium")
     if not exe:
-        _unavailable("apt-get installed chromium but no `chromium` is on PATH")
+        _unavailable(f"{WHY}: Debian's chromium is not on PATH: run `apt-get install -y chromium` (.ci/run does)")
     return exe
 
 
 @pytest.fixture(scope="session")
-def browser(pytestconfig):
+def browser():
     """``dict(chromium=...)``: the system's Chromium, for :func:`viewer_driver.drive_viewer`."""
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:
         _unavailable(f"{WHY}: the Python package playwright (the driver) is missing: pip install -e \".[test]\"")
-    return {"chromium": _ensure_chromium(pytestconfig)}
+    return {"chromium": _ensure_chromium()}
 
 
 @pytest.fixture(scope="session")
