@@ -41,6 +41,8 @@ from .base import Integrator, StepFailed
 
 __all__ = ["RealtimeStepper"]
 
+_F64 = np.dtype(np.float64)
+
 
 class RealtimeStepper(Integrator):
     """Linearised implicit Euler in the minimal coordinates of a massless vehicle.
@@ -196,6 +198,7 @@ class RealtimeStepper(Integrator):
         self._chunk = None
         self._chunk_entry = None
         self._chunk_drv = self.chunk_driver()
+        self._acc_shape = (nb_, 6)
         self._qo = np.zeros((nb_, 7))
         self._vo = np.zeros((nb_, 6))
         self._mem_try = np.zeros(3)
@@ -343,35 +346,44 @@ class RealtimeStepper(Integrator):
         """
         clk = self._clock
         t0 = clk()
-        drv, pid = self._chunk_drv
-        nb_ = self.system.nb
-        q = np.array(state.q, dtype=float, order="C")
-        v = np.array(state.v, dtype=float, order="C")
-        mem_in = state.extra.get("driver", None)
-        mem = np.zeros(3) if mem_in is None else np.array(mem_in, dtype=float)
-        if mem.shape[0] < 3:
-            mem = np.concatenate([mem, np.zeros(3 - mem.shape[0])])
-        acc = np.zeros((nb_, 6))
-        head = (int(nsteps), float(state.t), drv, pid, mem, limits, bool(want_outputs), bool(first_outputs),
-                self._wsc, self._ssc, self._hsc, self._tsc)
-        if self._chunk is None:
-            self._chunk = list(self._args(state, self._qo, self._vo, acc)) + [self._mem_try]
-            self._chunk_entry = None
+        q, v = state.q, state.v
+        # the kernel advances q and v in place: the new state's own copies (C-contiguous float64)
+        q = q.copy() if q.dtype == _F64 else np.array(q, dtype=float, order="C")
+        v = v.copy() if v.dtype == _F64 else np.array(v, dtype=float, order="C")
+        extra = state.extra
+        mem_in = extra.get("driver", None)
+        if mem_in is None:
+            mem = np.zeros(3)
+        elif mem_in.shape[0] >= 3:
+            mem = np.array(mem_in, dtype=float)
+        else:
+            mem = np.zeros(3)
+            mem[: mem_in.shape[0]] = mem_in
+        acc = np.empty(self._acc_shape)  # every step writes all of it; with no step the state's is copied
         tail = self._chunk
+        if tail is None:
+            tail = self._chunk = list(self._args(state, self._qo, self._vo, acc)) + [self._mem_try]
+            self._chunk_entry = None
         tail[1], tail[2], tail[5] = q, v, acc
+        drv, pid = self._chunk_drv
         if self._chunk_entry is None:
-            self._chunk_entry = entry_point(TK.run_steps, (*head, *tail))
-        code, k, t = self._chunk_entry(*head, *tail)
-        extra = dict(state.extra)
+            self._chunk_entry = entry_point(TK.run_steps, (int(nsteps), float(state.t), drv, pid, mem, limits,
+                                                           bool(want_outputs), bool(first_outputs), self._wsc,
+                                                           self._ssc, self._hsc, self._tsc, *tail))
+        code, k, t = self._chunk_entry(int(nsteps), float(state.t), drv, pid, mem, limits, bool(want_outputs),
+                                       bool(first_outputs), self._wsc, self._ssc, self._hsc, self._tsc, *tail)
+        extra = dict(extra)
         if mem_in is not None:
             extra["driver"] = mem[: mem_in.shape[0]].copy()
-        new = State(t, q, v, self.nan_lam.copy(), acc if k > 0 else state.acc.copy(), extra)
-        k = int(k)
+        if not k:
+            acc = state.acc.copy()
+        new = State(t, q, v, self.nan_lam.copy(), acc, extra)
         tm = self.timing
         tm["contact"] = tm.get("contact", 0.0) + (clk() - t0)
-        self.counters["steps"] += k
-        self._count_linear_steps(k)
-        return int(code), k, new
+        if k:
+            self.counters["steps"] += k
+            self._count_linear_steps(k)
+        return code, k, new
 
 
 def _new_buffer(track):
