@@ -188,8 +188,8 @@ class Simulation:
         return self.recorder.result(meta)
 
     def _model_info(self) -> dict:
-        """Sizes of the system; a formulation without a saddle-point matrix (e.g. the recursive one, the
-        massless tree) has no ``pattern``: its ``kkt_size`` and ``kkt_nnz`` are ``None``."""
+        """Sizes of the system; a formulation without a saddle-point matrix (e.g. the recursive one) has no
+        ``pattern``: its ``kkt_size`` and ``kkt_nnz`` are ``None``."""
         s = self.system
         pattern = getattr(s, "pattern", None)
         return {"bodies": s.nb, "constraint_rows": s.nc, "removed_rows": dict(getattr(s, "removed_rows", ())),
