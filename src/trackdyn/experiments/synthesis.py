@@ -89,7 +89,7 @@ class Robot16:
         return AbsoluteSystem(self.model, providers=[self.tyre], remove_redundant=False)
 
 
-def robot_1_6(unsprung_mass=50.0, corner_mass=2000.0 / 6.0, wheel_radius=0.3, arm_length=0.35, arm_angle_deg=20.0,
+def robot_1_6(unsprung_mass=50.0, unsprung_inertia=(0.8, 1.4, 0.8), corner_mass=2000.0 / 6.0, wheel_radius=0.3, arm_length=0.35, arm_angle_deg=20.0,
               tyre_stiffness=200e3, tyre_damping_ratio=0.05, road_class="C", speed=10.0 / 3.6, fade=2.0,
               seed=0) -> Robot16:
     """kim-2012's 1/6 robot (module docstring: every parameter and its source)."""
@@ -113,7 +113,7 @@ def robot_1_6(unsprung_mass=50.0, corner_mass=2000.0 / 6.0, wheel_radius=0.3, ar
     m = Model()
     chassis = m.add_body("chassis", mass=m0, inertia=[m0 * (1.7 ** 2 + 0.6 ** 2) / 12, m0 * (0.9 ** 2 + 0.6 ** 2) / 12,
                                                       m0 * (0.9 ** 2 + 1.7 ** 2) / 12], pos=chassis_com)
-    housing = m.add_body("housing", mass=m1, inertia=[0.8, 1.4, 0.8], pos=wheel)
+    housing = m.add_body("housing", mass=m1, inertia=list(unsprung_inertia), pos=wheel)
     m.add_joint(Prismatic(m.ground, chassis, point=chassis_com, axis=[0, 0, 1], name="slide"))
     m.add_joint(Revolute(chassis, housing, point=pivot, axis=[0, 1, 0], name="pivot"))
     m.add_force(RSDA(chassis, housing, axis=[0, 1, 0], stiffness=k_rot, damping=c_rot, free_angle=free_angle,
@@ -121,7 +121,8 @@ def robot_1_6(unsprung_mass=50.0, corner_mass=2000.0 / 6.0, wheel_radius=0.3, ar
     road = iso8608_road(road_class, seed=seed)
     tyre = TyreForces(m, [(housing, wheel)], R, tyre_stiffness, c_t, road, speed, fade)
     sub = Subsystem("housing", "pivot", "suspension", tuple(wheel), R, tyre_stiffness, c_t)
-    params = {"chassis_mass_kg": m0, "unsprung_mass_kg": m1, "spring_Nm_per_rad": k_rot,
+    params = {"chassis_mass_kg": m0, "unsprung_mass_kg": m1, "unsprung_inertia_kgm2": list(unsprung_inertia),
+              "spring_Nm_per_rad": k_rot,
               "damper_Nms_per_rad": c_rot, "tyre_N_per_m": tyre_stiffness, "tyre_Ns_per_m": c_t,
               "wheel_radius_m": R, "arm_length_m": arm_length, "arm_angle_deg": arm_angle_deg,
               "free_angle_rad": free_angle, "road_class": road_class, "speed_mps": speed, "fade_m": fade,
