@@ -466,6 +466,24 @@ def sweep_speedup():
             "mismatches": []}
 
 
+@producer("synthesis", "docs/synthesis.md (kim-2012 Table 3 and Figs. 7-8 on the 1/6 robot: RMS errors, CPU "
+                       "ratios, largest stable steps; the figures go to docs/synthesis/)")
+def synthesis():
+    """`trackdyn study synthesis --vehicle robot-1-6 --json`: the four models, 35 s, and the step sweep."""
+    runs = HERE.parent / "runs" / "figures" / "synthesis"
+    r = _trackdyn("study", "synthesis", "--vehicle", "robot-1-6", "--out", str(runs))
+    (HERE / "synthesis").mkdir(exist_ok=True)
+    for name in ("fig7", "fig8"):
+        for ext in ("png", "svg"):
+            src = runs / f"{name}.{ext}"
+            if src.exists():
+                (HERE / "synthesis" / f"{name}.{ext}").write_bytes(src.read_bytes())
+    mism = [f"synthesis.md: {n} largest stable step" for n, v in r.get("fig8", {}).items()
+            if v["largest_stable_step_s"] and
+            not _doc_says("synthesis.md", f"{n}: {1e3 * v['largest_stable_step_s']:g} ms")]
+    return {"command": "trackdyn study synthesis --vehicle robot-1-6 --json", "figures": r, "mismatches": mism}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("names", nargs="*", help="producers to run (default: all, or the quick ones with --quick)")
