@@ -171,3 +171,87 @@ def test_tyre_law():
         z1, _ = road_height(s + 1e-6, sines, 2.0)
         z0, _ = road_height(s - 1e-6, sines, 2.0)
         assert road_height(s, sines, 2.0)[1] == pytest.approx((z1 - z0) / 2e-6, rel=1e-6)
+
+
+def _two_corner_model():
+    """A free chassis (no base joint) with two housings on revolutes about different axes, springs, tyres."""
+    from trackdyn.contact.tyre import TyreForces
+    from trackdyn.mbs import RSDA, Model, Revolute
+
+    m = Model()
+    chassis = m.add_body("chassis", mass=300.0, inertia=[[60.0, 2.0, 1.0], [2.0, 90.0, 0.5], [1.0, 0.5, 120.0]],
+                         pos=[0.0, 0.0, 0.6])
+    subs, wheels = [], []
+    for k, (x, y, axis) in enumerate(((0.8, 0.5, [0.0, 1.0, 0.0]), (-0.7, -0.5, [0.1, 1.0, 0.05]))):
+        pivot = np.array([x, y, 0.38])
+        centre = pivot + np.array([-0.33, 0.0, -0.12])
+        h = m.add_body(f"housing{k}", mass=40.0 + 10 * k, inertia=[0.7, 1.2 + 0.1 * k, 0.75], pos=centre)
+        m.add_joint(Revolute(chassis, h, point=pivot, axis=axis, name=f"pivot{k}"))
+        m.add_force(RSDA(chassis, h, axis=axis, stiffness=1800.0, damping=600.0, free_angle=-0.3 - 0.1 * k,
+                         name=f"spring{k}"))
+        subs.append(Subsystem(f"housing{k}", f"pivot{k}", f"spring{k}", tuple(centre), 0.3, 2e5, 300.0))
+        wheels.append((h, centre))
+    road = np.array([[0.02, 2.0, 0.3], [0.01, 5.0, 1.1]])
+    tyre = TyreForces(m, wheels, 0.3, 2e5, 300.0, road, 2.0, 0.0)
+    return m, subs, road, tyre
+
+
+def test_batch_on_a_free_rotating_base_matches_the_absolute_formulation():
+    """Two subsystems (eq. 11's sum), a free base turning about a skew axis: accelerations to 1e-10."""
+    from trackdyn.formulations.absolute import AbsoluteSystem
+
+    m, subs, road, tyre = _two_corner_model()
+    sys_ = SynthesisSystem(m, "chassis", subs, road, 2.0, 0.0)
+    from scipy.spatial.transform import Rotation
+
+    Rb = Rotation.from_rotvec([0.03, 0.02, 0.3]).as_matrix()
+    rb = np.array([0.1, -0.05, -0.01])
+    w0 = np.array([0.4, -0.7, 0.9])  # world
+    v0c = np.array([1.5, 0.2, -0.3])
+    q0, v0 = sys_.q0_base.copy(), np.zeros(6)
+    c0 = q0[:3].copy()
+    q0[:3] = c0 + rb
+    q0[3:] = _quat(Rb)
+    v0[:3] = v0c
+    v0[3:] = Rb.T @ w0
+    q1, v1 = sys_.q1_init.copy(), np.zeros((2, 6))
+    for i, (th, thd) in enumerate(((0.06, 1.1), (-0.04, -0.8))):
+        joint = m.joints[i]
+        p = c0 + rb + Rb @ (joint.point - c0)
+        a = Rb @ joint.axis
+        Ra = Rotation.from_rotvec(th * a).as_matrix()
+        R1 = Ra @ Rb  # housings start with the identity orientation
+        r1 = p + Ra @ (Rb @ (sys_.q1_init[i, :3] - joint.point))
+        q1[i, :3], q1[i, 3:] = r1, _quat(R1)
+        w1 = w0 + thd * a
+        v1[i, :3] = v0c + np.cross(w0, p - q0[:3]) + np.cross(w1, r1 - p)
+        v1[i, 3:] = R1.T @ w1
+    ab = AbsoluteSystem(m, providers=[tyre], remove_redundant=False)
+    q, v, t = np.vstack([q0, q1]), np.vstack([v0, v1]), 0.7
+    state = ab.initial_state()
+    state.q, state.v, state.t = q, v, t
+    ab.update_kinematics(q, v)
+    f = ab.eval_forces(t, v, 0.0, 0.0, ab.base_data.copy(), state, 0.0).ravel().copy()
+    ab.eval_constraints(want_gamma=True)
+    assert np.abs(ab.phi).max() < 1e-12  # the state is consistent
+    assert tyre.fz.min() > 0.0  # both tyres on the road
+    M = np.zeros((18, 18))
+    for b in range(3):
+        M[6 * b:6 * b + 3, 6 * b:6 * b + 3] = ab.mass[b] * np.eye(3)
+        M[6 * b + 3:6 * b + 6, 6 * b + 3:6 * b + 6] = ab.inertia[b]
+    J = np.zeros((ab.nc, 18))
+    for r in range(ab.nc):
+        for side in range(2):
+            J[r, 6 * ab.row_body[r, side]:6 * ab.row_body[r, side] + 6] += ab.J[r, 6 * side:6 * side + 6]
+    x = np.linalg.solve(np.block([[M, J.T], [J, np.zeros((ab.nc, ab.nc))]]), np.concatenate([f, ab.gamma]))
+    acc = x[:18].reshape(3, 6)
+    scale = np.abs(acc).max()
+    a0, a1 = sys_.accelerations("cartesian", t, q0, v0, q1, v1)
+    np.testing.assert_allclose(a0, acc[0], rtol=0, atol=1e-10 * scale)
+    np.testing.assert_allclose(a1, acc[1:], rtol=0, atol=1e-10 * scale)
+    a0j, thdd = sys_.accelerations("joint", t, q0, v0, q1, v1)
+    np.testing.assert_allclose(a0j, acc[0], rtol=0, atol=1e-10 * scale)
+    for i in range(2):
+        a = Rb @ m.joints[i].axis
+        R1 = sys_._R(q1[i])
+        assert abs(thdd[i] - a @ (R1 @ acc[1 + i, 3:] - Rb @ acc[0, 3:])) <= 1e-10 * scale
