@@ -74,6 +74,12 @@ class TreeSystem(AbsoluteSystem):
         self._out_f, self._out_Dv = np.zeros_like(self.f), np.zeros_like(self.Dv)
         return entry, args, others
 
+    def prime_outputs(self) -> None:
+        """Build the compiled outputs' plan now (loading its kernel from Numba's cache) rather than at the first
+        sample, e.g. before a timed loop."""
+        if self._outputs_plan is None:
+            self._outputs_plan = self._plan_outputs()
+
     def evaluate_outputs(self, state, elements: bool = True):
         if not elements:
             return super().evaluate_outputs(state, elements=False)

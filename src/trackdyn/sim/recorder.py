@@ -387,6 +387,19 @@ class Recorder:
         if self._n == self._cap:
             self._flush()
 
+    def prime(self, state: State) -> None:
+        """Type (and load from Numba's cache) the compiled gather now, for ``state``'s arrays.
+
+        The first :meth:`sample` does it otherwise; a timed loop calls this before its clock starts, as the
+        model build and compilation are outside it. Records nothing.
+        """
+        if not self.compiled or self._gather is not None:
+            return
+        q, v, acc = (np.ascontiguousarray(a, dtype=np.float64) for a in (state.q, state.v, state.acc))
+        self._gather = entry_point(RK.gather_sample, (q, v, acc, self._empty3, self._empty3, *self._plan,
+                                                      self._no_nan, self._buf, self._n, 0.0, self._tbuf,
+                                                      self._extent))
+
     def gather_python(self, state: State, F, T, nan_cols, t: float) -> None:
         """The gather of :meth:`sample` in NumPy (the recorder before its compiled gather; the tests' oracle).
 
