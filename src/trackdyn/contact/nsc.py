@@ -313,14 +313,7 @@ class NscContact(ContactSystem):
         gamma[:] = 0.0
         if keys is None or len(keys) == 0:
             return 0
-        found = 0
-        for i in range(self.m):
-            k = CK._find_history(keys, self.c_key[i, 0], self.c_key[i, 1])
-            if k >= 0:
-                gamma[3 * i:3 * i + 3] = self.c_frame[i] @ imp[k]
-                found += 1
-        NK.project_cones(self.m, self.c_mu, gamma, gamma)
-        return found
+        return int(NK.warm_start(self.m, self.c_key, self.c_frame, self.c_mu, keys, imp, gamma))
 
     def stage(self, gamma, h: float, pos, iterations: int, residual: float) -> None:
         """Keep the step's impulses (sorted by key, world frame) for :meth:`commit` and the outputs."""

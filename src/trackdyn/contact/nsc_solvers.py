@@ -13,8 +13,10 @@ the residual :func:`~trackdyn.contact._nsc_kernels.ccp_measures` (the
 natural map ``η_i |γ_i - Π_K(γ_i - u_i/η_i)|``, m/s) is at most ``tol``
 or after ``max_iter`` iterations, and returns :class:`CCPInfo`.
 
-- ``"psor"``: projected Gauss-Seidel over contact blocks (Tasora's scaling
-  ``η_i = trace(N_ii)/3``, relaxation ω), on the dense N.
+- ``"psor"``: projected Gauss-Seidel over contact blocks with relaxation ω, on
+  the dense N; the block step is ``1/η_i``, ``η_i`` Gershgorin's bound of
+  ``λ_max(N_ii)`` (Tasora's ``trace(N_ii)/3`` diverges on contacts that move in
+  one direction only, as the tip of a pinned rod).
 - ``"bb"``: spectral projected gradient with Barzilai-Borwein steps and the
   non-monotone line search of Grippo-Lampariello-Lucidi (Birgin, Martínez &
   Raydan 2000; Chrono's ``ChSolverBB``); the quadratic objective makes the
@@ -150,13 +152,13 @@ def _apgd(m, mu, eta, r, gamma, u, apply, tol, max_iter):
     while it < max_iter:
         it += 1
         gy = Ny + r
-        fy = 0.5 * y @ Ny + r @ y
         while True:
             NK.project_cones(m, mu, y - gy / L, xn)
             apply(xn, Nxn)
             dx = xn - y
-            fx = 0.5 * xn @ Nxn + r @ xn
-            if fx <= fy + gy @ dx + 0.5 * L * (dx @ dx) + 1e-14 * abs(fy):
+            # the sufficient-decrease test in the form that round-off cannot fail: ½ dxᵀN dx ≤ ½ L |dx|²
+            # (f quadratic: f(x) - f(y) - g(y)·dx = ½ dxᵀ N dx exactly)
+            if dx @ (Nxn - Ny) <= L * (dx @ dx) or L > 1e300:
                 break
             L *= 2.0
         gx = Nxn + r
@@ -167,7 +169,7 @@ def _apgd(m, mu, eta, r, gamma, u, apply, tol, max_iter):
             break
         theta_n = 0.5 * (-theta * theta + theta * np.sqrt(theta * theta + 4.0))
         beta = theta * (1.0 - theta) / (theta * theta + theta_n)
-        if gx @ (xn - x_prev) > 0.0:  # adaptive restart: the momentum points uphill
+        if gy @ (xn - x_prev) > 0.0:  # adaptive restart (O'Donoghue & Candès): the momentum points uphill
             beta = 0.0
             theta_n = 1.0
         y = xn + beta * (xn - x_prev)

@@ -55,7 +55,8 @@ import numpy as np
 from ..contact import _nsc_kernels as NK
 from ..contact.nsc import NscContact
 from ..contact.nsc_solvers import CCP_SOLVERS, solve_ccp
-from ..linsolve import make_solver
+from ..linsolve import DirectSolver, make_solver
+from ..linsolve._ldl_kernels import supernodal_solve_inplace
 from ..mbs import _kernels as MK
 from ..mbs.model import State
 from ._kernels import euler_rhs, mass_times
@@ -93,18 +94,62 @@ def _add_left_out(rhs, hh, Kxv):
             rhs[6 * b + k] += hh * Kxv[b, k]
 
 
+@nb.njit(cache=True, _nrt=False)
+def _solve_columns(m, c_body, c_D, iperm, X, Dg, flag, n_sn, sn_w, sn_nr, sn_start, sn_off, e_ptr, e_size,
+                   e_gstart, e_row, work, gamma, N, dense):
+    """With ``dense``: N = D G Dᵀ (3m, 3m), one factorised solve per column; otherwise N[:, 0] = D G Dᵀ γ
+    (one solve). G is the velocity block of the factorised saddle-point matrix's inverse (iperm: unknown ->
+    elimination position; ``work`` (n,) scratch)."""
+    ncol = 3 * m if dense else 1
+    for col in range(ncol):
+        for k in range(work.shape[0]):
+            work[k] = 0.0
+        for i in range(m):
+            if dense and i != col // 3:
+                continue
+            for side in range(2):
+                b = c_body[i, side]
+                if b < 0:
+                    continue
+                for k in range(6):
+                    if dense:
+                        val = c_D[i, col % 3, 6 * side + k]
+                    else:
+                        val = (c_D[i, 0, 6 * side + k] * gamma[3 * i] + c_D[i, 1, 6 * side + k] * gamma[3 * i + 1]
+                               + c_D[i, 2, 6 * side + k] * gamma[3 * i + 2])
+                    work[iperm[6 * b + k]] += val
+        supernodal_solve_inplace(X, Dg, flag, n_sn, sn_w, sn_nr, sn_start, sn_off, e_ptr, e_size, e_gstart, e_row,
+                                 work)
+        for j in range(m):
+            for d in range(3):
+                acc = 0.0
+                for side in range(2):
+                    b = c_body[j, side]
+                    if b < 0:
+                        continue
+                    for k in range(6):
+                        acc += c_D[j, d, 6 * side + k] * work[iperm[6 * b + k]]
+                N[3 * j + d, col] = acc
+
+
 class NscEuler(Integrator):
     """Linearised implicit Euler with non-smooth contact (see the module docstring)."""
 
     name = "nsc-euler"
 
     def __init__(self, system, step, solver="direct", max_recovery_speed=1.0, contact_solver="apgd",
-                 contact_tolerance=1e-10, contact_max_iterations=1000, warm_start=True, psor_omega=1.0,
-                 delassus="auto", **solver_options):
+                 contact_tolerance=1e-9, contact_max_iterations=1000, warm_start=True, psor_omega=1.0,
+                 delassus="auto", friction="coulomb", friction_iterations=50, **solver_options):
         super().__init__(system, step, solver=solver, max_recovery_speed=max_recovery_speed,
                          contact_solver=contact_solver, contact_tolerance=contact_tolerance,
                          contact_max_iterations=contact_max_iterations, warm_start=warm_start,
-                         psor_omega=psor_omega, delassus=delassus)
+                         psor_omega=psor_omega, delassus=delassus, friction=friction,
+                         friction_iterations=friction_iterations)
+        if friction not in ("coulomb", "anitescu"):
+            raise ValueError(f"integrator {self.name!r}: friction must be 'coulomb' or 'anitescu', got {friction!r}")
+        if not (isinstance(friction_iterations, (int, np.integer)) and friction_iterations >= 1):
+            raise ValueError(f"integrator {self.name!r}: friction_iterations must be a positive integer, "
+                             f"got {friction_iterations!r}")
         if contact_solver not in CCP_SOLVERS:
             raise ValueError(f"integrator {self.name!r}: contact_solver must be one of {CCP_SOLVERS}, "
                              f"got {contact_solver!r}")
@@ -133,6 +178,8 @@ class NscEuler(Integrator):
         self.warm = bool(warm_start)
         self.omega = float(psor_omega)
         self.delassus = delassus
+        self.friction = friction
+        self.friction_iterations = int(friction_iterations)
         self.vmax = float(max_recovery_speed)
         if solver == "direct":
             solver_options.setdefault("refine", 0)
@@ -148,10 +195,16 @@ class NscEuler(Integrator):
         self._no_secant = np.zeros(0)
         self.counters["contact_iterations"] = 0
         self.counters["contact_unconverged"] = 0
+        self.counters["friction_iterations"] = 0
+        self.counters["friction_unconverged"] = 0
         self.timing["contact_detection"] = 0.0
         self.timing["contact_solve"] = 0.0
-        self.last.update(contacts=0, contact_iterations=0, contact_residual=0.0, complementarity_gap=0.0)
+        self.last.update(contacts=0, contact_iterations=0, contact_residual=0.0, complementarity_gap=0.0,
+                         friction_iterations=0)
         self._bound = False
+        self._fast = self._fast_args()
+        self._nogamma = np.zeros(0)
+        self._col = np.zeros((0, 1))
 
     # ------------------------------------------------------------------ helpers
     def _solve(self):
@@ -159,9 +212,25 @@ class NscEuler(Integrator):
         compiled call bound to the arrays it last saw)."""
         self.solver.solve(self.crhs, self.x_c)
 
+    def _fast_args(self):
+        """The direct solver's factor arrays for :func:`_solve_columns` (None for other solvers)."""
+        sv = self.solver
+        if not isinstance(sv, DirectSolver):
+            return None
+        sm = sv.sym
+        iperm = np.empty(sv.n, np.int64)
+        iperm[sv.pattern.perm] = np.arange(sv.n)
+        return (iperm, sv.X, sv.Dg, sv.flag, sm.n_sn_u, sm.sn_w, sm.sn_nr, sm.sn_start, sm.sn_off, sm.e_ptr,
+                sm.e_size, sm.e_gstart, sm.e_row, np.zeros(sv.n))
+
     def _apply_N(self, m, x, out):
         """out = N x = D G Dᵀ x with one solve."""
         cs = self.contact
+        if self._fast is not None:
+            col = self._col
+            _solve_columns(m, cs.c_body, cs.c_D, *self._fast, x, col, False)
+            out[:] = col[:3 * m, 0]
+            return
         NK.apply_Dt(m, cs.c_body, cs.c_D, x, self.g)
         self.crhs[:self.nd] = self.g.ravel()
         self.crhs[self.nd:] = 0.0
@@ -172,6 +241,9 @@ class NscEuler(Integrator):
         cs = self.contact
         n3 = 3 * m
         N = np.empty((n3, n3))
+        if self._fast is not None:
+            _solve_columns(m, cs.c_body, cs.c_D, *self._fast, self._nogamma, N, True)
+            return 0.5 * (N + N.T)
         rhs = self.crhs
         rhs[:] = 0.0
         col = np.empty(n3)
@@ -242,17 +314,43 @@ class NscEuler(Integrator):
                 cs.warm_start(state, gamma)
             dense = self.delassus == "dense" or self.method == "psor" or (self.delassus == "auto" and m <= 150)
             u = np.empty(n3)
+            if self._col.shape[0] < n3:
+                self._col = np.zeros((2 * n3, 1))
+            mu = cs.c_mu[:m]
             if dense:
                 N = self._dense_N(m)
-                info = solve_ccp(self.method, m, cs.c_mu[:m], eta, r, gamma, u, N=N, tol=self.tol,
-                                 max_iter=self.max_iter, omega=self.omega)
+                kw = {"N": N, "omega": self.omega}
+                N_times = lambda x_, o_: np.dot(N, x_, out=o_)
             else:
-                info = solve_ccp(self.method, m, cs.c_mu[:m], eta, r, gamma, u,
-                                 apply=lambda x_, o_: self._apply_N(m, x_, o_), tol=self.tol,
-                                 max_iter=self.max_iter)
-            it, res, gap = info.iterations, info.residual, info.gap
-            if not info.converged:
-                self.counters["contact_unconverged"] += 1
+                N_times = lambda x_, o_: self._apply_N(m, x_, o_)
+                kw = {"apply": N_times}
+            slip = np.zeros(m)
+            if self.friction == "coulomb" and self.warm:
+                N_times(gamma, u)
+                u += r
+                slip = np.sqrt(u[1::3] ** 2 + u[2::3] ** 2)
+            r_mod = r.copy()
+            outer = 0
+            while True:
+                outer += 1
+                r_mod[0::3] = r[0::3] + mu * slip
+                info = solve_ccp(self.method, m, mu, eta, r_mod, gamma, u, tol=self.tol, max_iter=self.max_iter, **kw)
+                it += info.iterations
+                if not info.converged:
+                    self.counters["contact_unconverged"] += 1
+                if self.friction != "coulomb":
+                    break
+                new_slip = np.sqrt(u[1::3] ** 2 + u[2::3] ** 2)
+                change = float(np.max(mu * np.abs(new_slip - slip)))
+                slip = new_slip
+                if change <= self.tol:
+                    break
+                if outer >= self.friction_iterations:
+                    self.counters["friction_unconverged"] += 1
+                    break
+            res, gap = info.residual, info.gap
+            self.counters["friction_iterations"] += outer
+            self.last["friction_iterations"] = outer
             # the impulses' velocity and multiplier increments
             NK.apply_Dt(m, cs.c_body, cs.c_D, gamma, self.g)
             self.crhs[:self.nd] = self.g.ravel()
