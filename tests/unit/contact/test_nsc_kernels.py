@@ -1,0 +1,244 @@
+"""NSC building blocks: cone projection, the CCP solvers, the envelope's gaps and the contact Jacobian rows."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import trackdyn as td
+from trackdyn import terrain
+from trackdyn.contact import Material, shapes
+from trackdyn.contact import _nsc_kernels as NK
+from trackdyn.contact.nsc import NscContact
+from trackdyn.contact.nsc_solvers import solve_ccp
+from trackdyn.formulations import AbsoluteSystem
+from trackdyn.math.quaternion import quat_from_axis_angle
+from trackdyn.mbs import _kernels as MK
+
+finite = st.floats(-10.0, 10.0, allow_nan=False)
+
+
+# --------------------------------------------------------------------------- the cone
+@given(finite, finite, finite, st.floats(0.0, 5.0))
+def test_cone_projection_is_the_euclidean_projection(gn, g1, g2, mu):
+    x = np.array([gn, g1, g2])
+    p = np.empty(3)
+    NK.project_cones(1, np.array([mu]), x, p)
+    # in the cone
+    assert math.hypot(p[1], p[2]) <= mu * p[0] + 1e-12
+    # idempotent
+    pp = np.empty(3)
+    NK.project_cones(1, np.array([mu]), p, pp)
+    np.testing.assert_allclose(pp, p, atol=1e-12)
+    # x - Π x lies in the polar cone and is orthogonal to Π x (Moreau)
+    d = x - p
+    assert abs(d @ p) < 1e-9 * (1 + x @ x)
+    assert mu * math.hypot(d[1], d[2]) <= -d[0] + 1e-9 * (1 + abs(x).max())
+
+
+# --------------------------------------------------------------------------- the solvers
+def _random_ccp(seed, m):
+    rng = np.random.default_rng(seed)
+    A = rng.normal(size=(3 * m, 3 * m + 2))
+    N = A @ A.T / (3 * m) * rng.uniform(0.1, 10.0)
+    r = rng.normal(size=3 * m)
+    mu = rng.uniform(0.0, 2.0, size=m)
+    eta = np.array([np.trace(N[3 * i:3 * i + 3, 3 * i:3 * i + 3]) / 3 for i in range(m)])
+    return N, r, mu, eta
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.integers(1, 8))
+def test_the_three_solvers_solve_the_same_ccp(seed, m):
+    N, r, mu, eta = _random_ccp(seed, m)
+    sols = []
+    for method in ("psor", "bb", "apgd"):
+        g, u = np.zeros(3 * m), np.zeros(3 * m)
+        info = solve_ccp(method, m, mu, eta, r, g, u, N=N, tol=1e-10, max_iter=50000)
+        assert info.converged, (method, info)
+        np.testing.assert_allclose(u, N @ g + r, atol=1e-12)
+        for i in range(m):  # γ ∈ K, u ∈ K* (|u_t| ≤ u_n / μ), γ·u = 0
+            gi, ui = g[3 * i:3 * i + 3], u[3 * i:3 * i + 3]
+            assert math.hypot(gi[1], gi[2]) <= mu[i] * gi[0] + 1e-12
+            assert mu[i] * math.hypot(ui[1], ui[2]) <= ui[0] + 1e-7
+            assert abs(gi @ ui) < 1e-8
+        sols.append(0.5 * g @ N @ g + r @ g)
+    # the objective's minimum is unique (γ may not be: N can be singular)
+    assert max(sols) - min(sols) < 1e-9 * (1 + abs(sols[0]))
+
+
+def test_warm_start_from_the_solution_costs_no_iteration():
+    N, r, mu, eta = _random_ccp(7, 5)
+    g, u = np.zeros(15), np.zeros(15)
+    solve_ccp("apgd", 5, mu, eta, r, g, u, N=N, tol=1e-11, max_iter=50000)
+    for method in ("psor", "bb", "apgd"):
+        g2 = g.copy()
+        info = solve_ccp(method, 5, mu, eta, r, g2, u, N=N, tol=1e-9, max_iter=10)
+        assert info.iterations <= 1 and info.converged, (method, info)
+
+
+# --------------------------------------------------------------------------- scenes
+STEEL = Material("steel", friction=0.4)
+
+
+def _scene(specs, ground=True, envelope=0.01):
+    """specs: (shape, pos, quat) per body; returns (system, nsc)."""
+    m = td.Model()
+    nsc = NscContact(m, terrain=terrain.Flat(material=STEEL) if ground else None, envelope=envelope)
+    for k, (shape, pos, quat) in enumerate(specs):
+        b = m.add_body(f"b{k}", mass=1.0 + k, inertia=[0.02, 0.03, 0.04], pos=pos, quat=quat)
+        nsc.add_shape(b, shape, material=STEEL)
+    return AbsoluteSystem(m, providers=[nsc]), nsc
+
+
+def _detect(system, nsc, q, v):
+    system.update_kinematics(q, v)
+    m = nsc.detect(system.kin, 1e-3)
+    return {tuple(nsc.c_key[i]): i for i in range(m)}, m
+
+
+TILT = quat_from_axis_angle([0.3, 1.0, 0.2], 0.4).tolist()
+
+
+@pytest.mark.parametrize(("specs", "ground", "gaps"), [
+    # sphere 4 mm above the ground
+    ([(shapes.Sphere(0.1), [0, 0, 0.104], [1, 0, 0, 0])], True, [0.004]),
+    # box corners 3 mm above the ground
+    ([(shapes.Box([0.2, 0.3, 0.1]), [0, 0, 0.053], [1, 0, 0, 0])], True, [0.003] * 4),
+    # capsule lying 2 mm above the ground: both ends
+    ([(shapes.Capsule(0.05, 0.4, axis=[1, 0, 0]), [0, 0, 0.052], [1, 0, 0, 0])], True, [0.002] * 2),
+    # a disc slice of a wheel 5 mm above the ground
+    ([(shapes.Cylinder(0.3, 0.1, slices=1), [0, 0, 0.305], [1, 0, 0, 0])], True, [0.005]),
+    # sphere 6 mm above a box's top face
+    ([(shapes.Box([1.0, 1.0, 0.2]), [0, 0, 0], [1, 0, 0, 0]), (shapes.Sphere(0.1), [0.1, 0, 0.206], [1, 0, 0, 0])],
+     False, [0.006]),
+    # sphere near a box's edge (x = 0.5, z = 0.1), 5 mm away along the diagonal
+    ([(shapes.Box([1.0, 1.0, 0.2]), [0, 0, 0], [1, 0, 0, 0]),
+      (shapes.Sphere(0.1), [0.5 + 0.105 / math.sqrt(2), 0, 0.1 + 0.105 / math.sqrt(2)], [1, 0, 0, 0])],
+     False, [0.005]),
+    # sphere near a box's vertex, 4 mm away
+    ([(shapes.Box([1.0, 1.0, 0.2]), [0, 0, 0], [1, 0, 0, 0]),
+      (shapes.Sphere(0.1), (np.array([0.5, 0.5, 0.1]) + 0.104 / math.sqrt(3)).tolist(), [1, 0, 0, 0])],
+     False, [0.004]),
+    # a small box 3 mm above a large one: its 4 lower corners
+    ([(shapes.Box([1.0, 1.0, 0.2]), [0, 0, 0], [1, 0, 0, 0]), (shapes.Box([0.2, 0.2, 0.1]), [0, 0, 0.153],
+                                                              [1, 0, 0, 0])], False, [0.003] * 4),
+    # two spheres 7 mm apart; an upright capsule's end 2 mm above a lying capsule (the SMC narrow phase tests
+    # capsule ends only)
+    ([(shapes.Sphere(0.1), [0, 0, 0], [1, 0, 0, 0]), (shapes.Sphere(0.2), [0.307, 0, 0], [1, 0, 0, 0])], False,
+     [0.007]),
+    ([(shapes.Capsule(0.05, 0.4, axis=[1, 0, 0]), [0, 0, 0], [1, 0, 0, 0]),
+      (shapes.Capsule(0.05, 0.4, axis=[0, 0, 1]), [0, 0, 0.302], [1, 0, 0, 0])], False, [0.002]),
+])
+def test_envelope_finds_separated_contacts_with_their_true_gap(specs, ground, gaps):
+    system, nsc = _scene(specs, ground)
+    _, m = _detect(system, nsc, system.q0, system.v0)
+    got = sorted(nsc.c_phi[:m].tolist())
+    # the envelope keeps contacts below twice its size: only those expected here
+    assert len(got) == len(gaps), got
+    np.testing.assert_allclose(got, sorted(gaps), atol=1e-12)
+
+
+def test_contacts_beyond_the_envelope_are_not_reported():
+    system, nsc = _scene([(shapes.Sphere(0.1), [0, 0, 0.2], [1, 0, 0, 0])], True, envelope=0.01)
+    _, m = _detect(system, nsc, system.q0, system.v0)
+    assert m == 0
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 2**31 - 1))
+def test_jacobian_rows_against_finite_differences(seed):
+    """D_n v is the gap's rate along the motion q ⊕ t v (central differences), and the whole row D v the
+    velocity of B's material point relative to A's at the contact point, in the contact frame."""
+    rng = np.random.default_rng(seed)
+    tilt = quat_from_axis_angle(rng.normal(size=3), rng.uniform(0.0, 0.3)).tolist()
+    specs = [(shapes.Box([1.0, 1.0, 0.2]), [0, 0, 0.1 + 0.004], tilt),
+             (shapes.Box([0.3, 0.2, 0.1]), [0.05, 0.02, 0.2 + 0.05 + 0.01], TILT),
+             (shapes.Sphere(0.08), [-0.3, -0.2, 0.2 + 0.08 + 0.01], [1, 0, 0, 0]),
+             (shapes.Capsule(0.04, 0.3), [0.3, -0.3, 0.2 + 0.04 + 0.02], tilt)]
+    system, nsc = _scene(specs, True, envelope=0.05)
+    q = system.q0.copy()
+    v = rng.normal(scale=0.5, size=q.shape[:1] + (6,))
+    keys, m = _detect(system, nsc, q, v)
+    assert m >= 4
+    Dv = np.empty(3 * m)
+    NK.apply_D(m, nsc.c_body, nsc.c_D, v, Dv)
+    frames, points, bodies = nsc.c_frame[:m].copy(), nsc.c_point[:m].copy(), nsc.c_body[:m].copy()
+    pos, R = system.kin.pos.copy(), system.kin.R.copy()
+    # material point velocities
+    for i in range(m):
+        rel = np.zeros(3)
+        for side, sg in ((0, -1.0), (1, 1.0)):
+            b = bodies[i, side]
+            if b >= 0:
+                w = R[b] @ v[b, 3:]
+                rel += sg * (v[b, :3] + np.cross(w, points[i] - pos[b]))
+        np.testing.assert_allclose(Dv[3 * i:3 * i + 3], frames[i] @ rel, atol=1e-12)
+    # the normal row against the gap's rate
+    eps = 1e-6
+    phis = []
+    for s in (eps, -eps):
+        qs = np.empty_like(q)
+        MK.advance_positions(q, v, s, qs)
+        ks, _ = _detect(system, nsc, qs, v)
+        phis.append({k: nsc.c_phi[i] for k, i in ks.items()})
+    for k, i in keys.items():
+        rate = (phis[0][k] - phis[1][k]) / (2 * eps)
+        assert abs(rate - Dv[3 * i]) < 1e-6 * (1 + abs(rate)), (k, rate, Dv[3 * i])
+
+
+# --------------------------------------------------------------------------- refused input
+def test_unsupported_pairs_and_terrains_are_refused_by_name():
+    m = td.Model()
+    a = m.add_body("a", mass=1.0, inertia=[1, 1, 1])
+    b = m.add_body("b", mass=1.0, inertia=[1, 1, 1], pos=[0, 0, 1])
+    nsc = NscContact(m)
+    nsc.add_shape(a, shapes.Box([1, 1, 1]))
+    nsc.add_shape(b, shapes.Cylinder(0.3, 0.1))
+    with pytest.raises(ValueError, match=r"\(box, cylinder\)"):
+        AbsoluteSystem(m, providers=[nsc])
+    with pytest.raises(ValueError, match="ProfileTerrain|plane terrains only"):
+        NscContact(m, terrain=terrain.ProfileTerrain([terrain.Step(height=0.2, x=1.0)]))
+    for kw, word in (({"envelope": 0.0}, "envelope"), ({"recovery_speed": -1}, "recovery_speed"),
+                     ({"restitution": 1.5}, "restitution"), ({"restitution": "chrono"}, "restitution")):
+        with pytest.raises(ValueError, match=word):
+            NscContact(m, **kw)
+
+
+def test_the_stepper_needs_an_nsc_contact_and_valid_options():
+    m = td.Model()
+    ball = m.add_body("ball", mass=1.0, inertia=[1e-3] * 3, pos=[0, 0, 1])
+    with pytest.raises(ValueError, match="NscContact"):
+        td.Simulation(m, integrator="nsc-euler")
+    nsc = NscContact(m, terrain=terrain.Flat())
+    nsc.add_shape(ball, shapes.Sphere(0.1))
+    for kw, word in (({"contact_solver": "gs"}, "contact_solver"), ({"friction": "viscous"}, "friction"),
+                     ({"contact_tolerance": 0}, "contact_tolerance"),
+                     ({"contact_solver": "psor", "delassus": "operator"}, "dense")):
+        with pytest.raises(ValueError, match=word):
+            td.Simulation(m, integrator="nsc-euler", providers=[nsc], **kw)
+    # another stepper would silently step through the ground
+    sim = td.Simulation(m, integrator="euler-implicit-linearized", providers=[nsc])
+    with pytest.raises(ValueError, match="nsc-euler"):
+        sim.step()
+
+
+@pytest.mark.parametrize(("solver", "delassus"), [("psor", "dense"), ("bb", "operator"), ("apgd", "operator")])
+def test_joint_and_contact_in_one_problem_dense_or_operator(solver, delassus):
+    """A pinned rod resting on the ground (frictionless): contact and pin share the weight equally whether N
+    is formed or applied through the factorisation."""
+    L, r, mass = 1.0, 0.05, 4.0
+    m = td.Model()
+    rod = m.add_body("rod", mass=mass, inertia=[0.01, mass * L * L / 12, mass * L * L / 12], pos=[L / 2, 0, r])
+    m.add_joint(td.Revolute(m.ground, rod, point=[0, 0, r], axis=[0, 1, 0], name="pin"))
+    mat = Material("ice", friction=0.0)
+    nsc = NscContact(m, terrain=terrain.Flat(material=mat))
+    nsc.add_shape(rod, shapes.Sphere(r, pos=[L / 2, 0, 0]), material=mat)
+    sim = td.Simulation(m, integrator="nsc-euler", step=1e-3, providers=[nsc], monitor=False,
+                        contact_solver=solver, delassus=delassus, contact_tolerance=1e-10)
+    for _ in range(100):
+        sim.step()
+    assert nsc.body_out[0, 2] == pytest.approx(0.5 * mass * 9.81, rel=1e-6)
+    assert sim.integrator.counters["contact_unconverged"] == 0
