@@ -719,20 +719,23 @@ def run_cart_explicit(h, nsteps, q0, v0, q1, v1, m0, I0, B, gravity, sp, Rrel0, 
 
 @nb.njit(cache=True)
 def _joint_residual(i, t, sp, Rrel0, q0, v0, th, thd, thdd, a0p, gravity, road, speed, fade, alpha, Fn, Meff,
-                    Peff, Myq, Mqq, Pq):
-    """Ψ of kim-2012 eq. 31 for subsystem i at (θ, θ̇, θ̈) with the base's acceleration a0p."""
+                    Peff, Myq, Mqq, Pq, weighted):
+    """Ψ of kim-2012 eq. 31 for subsystem i at (θ, θ̇, θ̈) with the base's acceleration a0p (``weighted``: its
+    term α-weighted with the forces, which keeps HHT second order; eq. 31 as printed leaves it at t_{n+1})."""
     Meff[:, :] = 0.0
     Peff[:] = 0.0
     joint_terms(i, t, sp, Rrel0, q0, v0, th, thd, gravity, road, speed, fade, Meff, Peff, Myq, Mqq, Pq)
-    s = Mqq[i] * thdd - (1.0 + alpha) * Pq[i] - alpha * Fn
+    ma = 0.0
     for k in range(6):
-        s += Myq[i, k] * a0p[k]
-    return s
+        ma += Myq[i, k] * a0p[k]
+    if weighted:  # the base's inertial coupling weighted as a force: (1+α)(M_yqᵀẎ0 - P_q)_{n+1} - α(...)_n
+        return Mqq[i] * thdd + (1.0 + alpha) * (ma - Pq[i]) - alpha * Fn
+    return ma + Mqq[i] * thdd - (1.0 + alpha) * Pq[i] - alpha * Fn
 
 
 @nb.njit(cache=True)
 def run_joint_ei(h, nsteps, q0, v0, th, thd, m0, I0, B, gravity, sp, Rrel0, road, speed, fade, bound, alpha,
-                 rtol, atol, max_iter, out, iters, jac_evals):
+                 rtol, atol, max_iter, predict, weighted, out, iters, jac_evals):
     """Joint explicit-implicit model (Table 2, model 4): AB3 on the base; HHT-α on each θ (eq. 31-35) with the
     base at t_{n+1} from AB3 and its acceleration taken from t_n. Newton with the Jacobian of eq. 35 by finite
     differences, kept from step to step (a chord iteration) and refreshed when a step does not converge with it.
@@ -752,8 +755,10 @@ def run_joint_ei(h, nsteps, q0, v0, th, thd, m0, I0, B, gravity, sp, Rrel0, road
     be = 0.25 * (1.0 - alpha) ** 2
     evaluate_joint(0.0, q0, v0, th, thd, m0, I0, B, gravity, sp, Rrel0, road, speed, fade, w, Meff, Peff, a0, thdd_c)
     thdd = thdd_c.copy()
-    Fn = -w[3].copy()
     Myq, Mqq, Pq = w[1], w[2], w[3]
+    Fn = -Pq.copy()
+    if weighted:
+        Fn += Myq @ a0
     jac = np.zeros(n)
     for step in range(nsteps + 1):
         if not _record(out, step, q0, v0, a0, bound):
@@ -763,7 +768,11 @@ def run_joint_ei(h, nsteps, q0, v0, th, thd, m0, I0, B, gravity, sp, Rrel0, road
         t1 = (step + 1) * h
         _push(hv0, v0)
         _push(ha0, a0)
+        # the base acceleration at t_{n+1} in eq. 31: the last one (predict = 0) or extrapolated linearly (1)
         a0p = a0.copy()
+        if predict == 1 and step >= 1:
+            for k in range(6):
+                a0p[k] = 2.0 * ha0[0, k] - ha0[1, k]
         c = _ab(min(step + 1, 3))
         _advance_base(q0, v0, hv0, ha0, c, h)
         worst = 0
@@ -778,14 +787,14 @@ def run_joint_ei(h, nsteps, q0, v0, th, thd, m0, I0, B, gravity, sp, Rrel0, road
                     tq = thb + be * h * h * x
                     tv = thdb + ga * h * x
                     r = _joint_residual(i, t1, sp, Rrel0, q0, v0, tq, tv, x, a0p, gravity, road, speed, fade,
-                                        alpha, Fn[i], Ms, Ps, Myq, Mqq, Pq)
+                                        alpha, Fn[i], Ms, Ps, Myq, Mqq, Pq, weighted)
                     if fresh and it == 1:
                         eq = 1e-7 * max(1.0, abs(tq))
                         ev = 1e-6 * max(1.0, abs(tv))
                         rq = _joint_residual(i, t1, sp, Rrel0, q0, v0, tq + eq, tv, x, a0p, gravity, road, speed,
-                                             fade, alpha, Fn[i], Ms, Ps, Myq, Mqq, Pq)
+                                             fade, alpha, Fn[i], Ms, Ps, Myq, Mqq, Pq, weighted)
                         rv = _joint_residual(i, t1, sp, Rrel0, q0, v0, tq, tv + ev, x, a0p, gravity, road, speed,
-                                             fade, alpha, Fn[i], Ms, Ps, Myq, Mqq, Pq)
+                                             fade, alpha, Fn[i], Ms, Ps, Myq, Mqq, Pq, weighted)
                         jac[i] = Mqq[i] + be * h * h * (rq - r) / eq + ga * h * (rv - r) / ev
                         jac_evals[0] += 1
                     dxx = -r / jac[i]
@@ -804,9 +813,12 @@ def run_joint_ei(h, nsteps, q0, v0, th, thd, m0, I0, B, gravity, sp, Rrel0, road
         iters[step] = worst
         evaluate_joint(t1, q0, v0, th, thd, m0, I0, B, gravity, sp, Rrel0, road, speed, fade, w, Meff, Peff, a0,
                        thdd_c)
-        # eq. 31's force term at t_{n+1}, (Φᵀλ - P_q)_{n+1} = -P_q(θ_{n+1}, θ̇_{n+1})
+        # eq. 31's force term at t_{n+1}, (Φᵀλ - P_q)_{n+1} = -P_q(θ_{n+1}, θ̇_{n+1}) (+ M_yqᵀ Ẏ0 if weighted)
         for i in range(n):
             Fn[i] = -Pq[i]
+            if weighted:
+                for k in range(6):
+                    Fn[i] += Myq[i, k] * a0[k]
     return nsteps
 
 

@@ -60,6 +60,7 @@ __all__ = ["COORDINATES", "SCHEMES", "Subsystem", "SynthesisRun", "SynthesisSyst
 
 COORDINATES = ("cartesian", "joint")
 SCHEMES = ("explicit", "explicit-implicit")
+BASE_PREDICTIONS = ("last", "linear")
 
 
 @dataclass(frozen=True)
@@ -275,7 +276,8 @@ class SynthesisSystem:
 
     # ------------------------------------------------------------------ time loops
     def run(self, coordinates, scheme, step, t_end, alpha=-0.2, newton_rtol=1e-8, newton_atol=1e-10,
-            newton_max_iter=20, constraint_tol=1e-12, bound=1.0):
+            newton_max_iter=20, constraint_tol=1e-12, bound=1.0, base_prediction="last",
+            weighted_coupling=False):
         """Integrate from the initial state with one of kim-2012's four models (Table 2).
 
         ``explicit``: AB3 on everything (AB1, AB2 for the first two steps), one
@@ -284,6 +286,11 @@ class SynthesisSystem:
         the base at ``t_{n+1}`` from AB3 and its acceleration from ``t_n`` in
         the subsystems' equations; the base equation at ``t_{n+1}`` is then
         solved with the new subsystem states (docs/synthesis.md: the coupling).
+        Joint model only: ``base_prediction`` is the base acceleration put into
+        eq. 31, ``"last"`` (from t_n) or ``"linear"`` (extrapolated from t_n and
+        t_{n-1}); ``weighted_coupling`` α-weights the base's inertial coupling
+        term like the forces (eq. 31 as printed does not; that makes the scheme
+        first order for α ≠ 0, docs/synthesis.md). The defaults are the paper's.
         A run stops early (``completed < steps``) when it becomes non-finite,
         the base leaves ``bound`` (m) of its start or Newton fails.
         """
@@ -291,6 +298,8 @@ class SynthesisSystem:
             raise ValueError(f"coordinates must be one of {COORDINATES}, got {coordinates!r}")
         if scheme not in SCHEMES:
             raise ValueError(f"scheme must be one of {SCHEMES}, got {scheme!r}")
+        if base_prediction not in BASE_PREDICTIONS:
+            raise ValueError(f"base_prediction must be one of {BASE_PREDICTIONS}, got {base_prediction!r}")
         if not (step > 0 and t_end > 0):
             raise ValueError(f"step and t_end must be positive, got {step!r}, {t_end!r}")
         nsteps = round(t_end / step)
@@ -307,7 +316,8 @@ class SynthesisSystem:
                 done = SK.run_joint_explicit(step, nsteps, q0, v0, th, thd, *common, *road, bound, out)
             else:
                 done = SK.run_joint_ei(step, nsteps, q0, v0, th, thd, *common, *road, bound, alpha, newton_rtol,
-                                       newton_atol, newton_max_iter, out, iters, jac)
+                                       newton_atol, newton_max_iter, BASE_PREDICTIONS.index(base_prediction),
+                                       int(weighted_coupling), out, iters, jac)
         else:
             if scheme == "explicit":
                 done = SK.run_cart_explicit(step, nsteps, q0, v0, q1, v1, *common, *rows, *road, bound,
