@@ -16,7 +16,8 @@ because :mod:`trackdyn.formulations` knows nothing about vehicles.
   contact forces act explicitly from the step's start, as in Chrono's SMC
   systems without "stiff contact" -- cheaper per step, stable only below the
   contact's explicit step limit, docs/contact.md). Other keys go to the
-  integrator.
+  integrator; the implicit steppers' ``constraint_stiffness`` defaults to
+  false here (:data:`LINKS_CONSTRAINT_STIFFNESS`).
 - ``massless`` (agapov-kovalev-pogorelov): no shoe bodies; the track-force
   law :class:`~trackdyn.contact.massless.MasslessTrack` between wheels and
   ground. Options ``massless.*`` (the fields of
@@ -30,6 +31,8 @@ because :mod:`trackdyn.formulations` knows nothing about vehicles.
 """
 
 from __future__ import annotations
+
+import inspect
 
 import numpy as np
 
@@ -49,11 +52,19 @@ from .placement import vehicle_drivetrain, vehicle_placement
 from .visuals import add_vehicle_visuals
 
 __all__ = ["LinksFormulation", "MasslessFormulation", "PenaltyFormulation", "BushingFormulation", "LINKS_STEP",
-           "split_prefixed", "PinTensions"]
+           "split_prefixed", "PinTensions", "LINKS_CONSTRAINT_STIFFNESS"]
 
 #: The link model's default step (s): a fifth of the thesis's 1e-4 s, the step its events and scenarios were
 #: measured stable at (docs/events.md, "The default step").
 LINKS_STEP = 5e-4
+
+#: The link model's default for the joints' geometric stiffness in the implicit steppers' Newton matrix
+#: (``constraint_stiffness``; the generic :class:`~trackdyn.sim.Simulation` keeps True): off, as in the thesis's
+#: eq. 2.13 and Chrono's linearized Euler. Taken at the previous step's multipliers, the term lets a taut track
+#: span's pin tension feed itself through the lagged stiffness (docs/events.md, "Stability at impacts": on the
+#: 0.5 m step the right track's pin multipliers grew 1.08x per step, velocities unchanged, until the step
+#: diverged); without it the same trials run through, and the answers move by <= 1 % (docs/events.md).
+LINKS_CONSTRAINT_STIFFNESS = False
 
 #: The integrators that step any absolute system (the registry's, less the massless model's own stepper).
 GENERIC_INTEGRATORS = tuple(n for n in INTEGRATORS if n != RealtimeStepper.name)
@@ -125,6 +136,10 @@ class LinksFormulation:
         idx = {n: k for k, n in enumerate(m.body_names)}
         drivetrain = vehicle_drivetrain(spec, idx, vm.sides, sc.driver)
         system = AbsoluteSystem(m, providers=[contact, ShoeTensions(vm.sides), drivetrain], coupling="diagonal")
+        integrator = sc.integrator or self.info.default_integrator
+        cls = INTEGRATORS.get(integrator, integrator) if isinstance(integrator, str) else integrator
+        if "constraint_stiffness" in inspect.signature(cls).parameters:
+            integrator_options = {"constraint_stiffness": LINKS_CONSTRAINT_STIFFNESS, **integrator_options}
         return Build(spec, vm, system, contact, drivetrain, sc.integrator, integrator_options)
 
 
