@@ -457,6 +457,15 @@ def events_m113():
     return {"command": "python bench/events_m113.py --quick", "figures": rows, "mismatches": []}
 
 
+@producer("events-m113-full", "docs/events.md (M113 results, the thesis's full procedures: docs/events/results.json, "
+                              "figures, wall times; `python bench/events_m113.py`)")
+def events_m113_full():
+    """`python bench/events_m113.py`: the thesis's full procedures on the M113, part by part (many hours on one core;
+    parts already in docs/events/results.json with the same command are kept, so a later sitting continues)."""
+    rows = _script("bench/events_m113.py")
+    return {"command": "python bench/events_m113.py", "figures": rows, "mismatches": []}
+
+
 @producer("sweep-speedup", "docs/events.md (Sweep: 1 and 2 workers)")
 def sweep_speedup():
     """`python bench/sweep_speedup.py --file docs/events/sweep_short.toml 1 2`."""
