@@ -48,8 +48,9 @@ def correct_records(n, rec, s_type, s_rot, ns, env, bad):
 
     Side A of every record is the probe shape (key[0] >> 16), side B the target (key[1] >> 32: a shape index,
     or ``ns + terrain part``). Radii shrink by ``env``; box corners move back by ``env`` along each of their
-    axes; box faces (``K_PN``) move back by ``env`` along their normal, box edges (``K_PL``) and vertices
-    (``K_PP``) along the axes the feature code names (``_detect._sphere_feature_box``). Returns the number
+    axes; box faces (``K_PN``, ``K_DN``) move back by ``env`` along their normal, box edges (``K_PL``) and
+    vertices (``K_PP``) along the axes the feature code names (``_detect._sphere_feature_box``,
+    ``_detect._cylinder_box``). Returns the number
     of records it cannot correct (their index in ``bad``).
     """
     nbad = 0
@@ -64,14 +65,15 @@ def correct_records(n, rec, s_type, s_rot, ns, env, bad):
         if tA == S_SPHERE or tA == S_CAPSULE:
             rec.ra[r] -= env
         elif tA == S_CYLINDER:
-            if kind == K_DN:
+            if kind == K_DN or kind == K_PL:  # rim on a face or along an edge (a wheel on a box)
                 rec.ra[r] -= env
         elif tA == S_BOX:
-            if sub > 7:
+            c = sub - 32 if sub >= 32 else sub  # 32 + c: a corner on a wheel's flat side (_cylinder_box)
+            if c < 0 or c > 7:
                 ok = False
             else:
                 for i in range(3):
-                    sg = 1.0 if (sub >> i) & 1 else -1.0
+                    sg = 1.0 if (c >> i) & 1 else -1.0
                     for k in range(3):
                         rec.pa[r, k] -= env * sg * s_rot[sA, k, i]
         else:
@@ -84,9 +86,26 @@ def correct_records(n, rec, s_type, s_rot, ns, env, bad):
                 if kind == K_PL or kind == K_PP:
                     rec.rb[r] -= env
             elif tB == S_BOX:
-                if kind == K_PN:
+                if kind == K_PN or kind == K_DN:
                     for k in range(3):
                         rec.tb[r, k] -= env * rec.te[r, k]
+                elif kind == K_PL and feat < 16:
+                    # a wheel's rim along an edge (_cylinder_box): feature 8 + b1 + 2 b2, the edge along the box
+                    # axis j that te names, its point at ±h on axes i1 = j+1, i2 = j+2 (signs b1, b2)
+                    j = 0
+                    best = -1.0
+                    for i in range(3):
+                        a = abs(s_rot[tid, 0, i] * rec.te[r, 0] + s_rot[tid, 1, i] * rec.te[r, 1]
+                                + s_rot[tid, 2, i] * rec.te[r, 2])
+                        if a > best:
+                            best = a
+                            j = i
+                    bits = feat - 8
+                    for q in range(2):
+                        i = (j + 1 + q) % 3
+                        sg = 1.0 if (bits >> q) & 1 else -1.0
+                        for k in range(3):
+                            rec.tb[r, k] -= env * sg * s_rot[tid, k, i]
                 elif kind == K_PL or kind == K_PP:
                     if kind == K_PL:
                         code = feat - 16

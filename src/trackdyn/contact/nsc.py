@@ -16,8 +16,8 @@ Shapes, materials, families and terrain are declared as for SMC (it is a
 the shapes inflated by ``envelope`` so that contacts are known before they
 touch (:mod:`trackdyn.contact._nsc_kernels`). Supported: spheres, boxes,
 capsules and cylinders on plane terrain, and sphere, box and capsule pairs
-among themselves (cylinder against sphere or capsule too); other pairs are
-refused when the simulation is built. Materials give friction (the smaller
+among themselves (cylinder against sphere, box or capsule too); other pairs
+are refused when the simulation is built. Materials give friction (the smaller
 of the pair's); the restitution of NSC impacts is ``restitution`` (default 0)
 or, per material pair, :meth:`NscContact.set_impact` -- a material's
 ``restitution`` sets SMC damping and is not used here unless
@@ -63,7 +63,8 @@ __all__ = ["NscContact"]
 _NSC_TYPES = (S_SPHERE, S_BOX, S_CAPSULE, S_CYLINDER)
 # shape pairs whose records the envelope correction knows (correct_records)
 _NSC_PAIRS = {(S_SPHERE, S_SPHERE), (S_SPHERE, S_BOX), (S_SPHERE, S_CAPSULE), (S_SPHERE, S_CYLINDER),
-              (S_BOX, S_BOX), (S_BOX, S_CAPSULE), (S_CAPSULE, S_CAPSULE), (S_CAPSULE, S_CYLINDER)}
+              (S_BOX, S_BOX), (S_BOX, S_CAPSULE), (S_BOX, S_CYLINDER), (S_CAPSULE, S_CAPSULE),
+              (S_CAPSULE, S_CYLINDER)}
 
 
 def _positive(what, val, allow_zero=False):

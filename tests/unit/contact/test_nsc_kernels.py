@@ -131,6 +131,15 @@ TILT = quat_from_axis_angle([0.3, 1.0, 0.2], 0.4).tolist()
      [0.007]),
     ([(shapes.Capsule(0.05, 0.4, axis=[1, 0, 0]), [0, 0, 0], [1, 0, 0, 0]),
       (shapes.Capsule(0.05, 0.4, axis=[0, 0, 1]), [0, 0, 0.302], [1, 0, 0, 0])], False, [0.002]),
+    # a wheel (one slice) 3 mm above a box's face, 4 mm from a box's edge
+    ([(shapes.Box([1.0, 1.0, 0.2]), [0, 0, 0], [1, 0, 0, 0]),
+      (shapes.Cylinder(0.3, 0.1, slices=1), [0, 0, 0.403], [1, 0, 0, 0])], False, [0.003]),
+    ([(shapes.Box([1.0, 1.0, 0.2]), [0, 0, 0], [1, 0, 0, 0]),
+      (shapes.Cylinder(0.3, 0.1, slices=1), [0.5 + 0.304 / math.sqrt(2), 0, 0.1 + 0.304 / math.sqrt(2)],
+       [1, 0, 0, 0])], False, [0.004]),
+    # a box's four corners 2 mm beside a wheel's flat side
+    ([(shapes.Cylinder(0.3, 0.1, slices=1), [0, 0, 0], [1, 0, 0, 0]),
+      (shapes.Box([0.1, 0.1, 0.1]), [0, 0.102, 0], [1, 0, 0, 0])], False, [0.002] * 4),
 ])
 def test_envelope_finds_separated_contacts_with_their_true_gap(specs, ground, gaps):
     system, nsc = _scene(specs, ground)
@@ -196,8 +205,8 @@ def test_unsupported_pairs_and_terrains_are_refused_by_name():
     b = m.add_body("b", mass=1.0, inertia=[1, 1, 1], pos=[0, 0, 1])
     nsc = NscContact(m)
     nsc.add_shape(a, shapes.Box([1, 1, 1]))
-    nsc.add_shape(b, shapes.Cylinder(0.3, 0.1))
-    with pytest.raises(ValueError, match=r"\(box, cylinder\)"):
+    nsc.add_shape(b, shapes.Segment([0, 0, 0], [1, 0, 0]))
+    with pytest.raises(ValueError, match="'segment' is not supported"):
         AbsoluteSystem(m, providers=[nsc])
     with pytest.raises(ValueError, match="ProfileTerrain|plane terrains only"):
         NscContact(m, terrain=terrain.ProfileTerrain([terrain.Step(height=0.2, x=1.0)]))

@@ -127,8 +127,10 @@ def test_stack_of_five_boxes_rests_ten_seconds(solver):
     assert sim.integrator.last["contacts"] == 20
 
 
-def test_cylinder_rolls_down_incline_without_slip():
-    """Solid cylinder (I = m r²/2) on a 20° incline with μ = 0.5 > tan θ / 3: a = 2/3 g sin θ, v = ω r."""
+@pytest.mark.parametrize("support", ["plane", "box"])
+def test_cylinder_rolls_down_incline_without_slip(support):
+    """Solid cylinder (I = m r²/2) on a 20° incline with μ = 0.5 > tan θ / 3: a = 2/3 g sin θ, v = ω r. The
+    incline is a terrain plane, or a box fixed to the ground (the wheel-on-shoe pair of a track)."""
     theta, r, mass = math.radians(20.0), 0.2, 3.0
     n = np.array([math.sin(theta), 0.0, math.cos(theta)])
     down = np.array([math.cos(theta), 0.0, -math.sin(theta)])
@@ -137,7 +139,12 @@ def test_cylinder_rolls_down_incline_without_slip():
     Ix = mass * (3 * r * r + 0.1 ** 2) / 12
     cyl = m.add_body("wheel", mass=mass, inertia=[Ix, Iy, Ix], pos=(r * n).tolist())
     mat = Material("rubber", friction=0.5)
-    nsc = NscContact(m, terrain=terrain.Plane(normal=n, point=(0, 0, 0), material=mat))
+    if support == "plane":
+        nsc = NscContact(m, terrain=terrain.Plane(normal=n, point=(0, 0, 0), material=mat))
+    else:
+        nsc = NscContact(m)
+        nsc.add_shape(m.ground, shapes.Box([20.0, 2.0, 0.2], pos=(-0.1 * n).tolist(),
+                                           quat=[math.cos(theta / 2), 0.0, math.sin(theta / 2), 0.0]), material=mat)
     nsc.add_shape(cyl, shapes.Cylinder(r, 0.1, slices=1), material=mat)
     sim = _sim(m, nsc, 1e-3)
     speed, spin = [], []
