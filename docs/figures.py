@@ -481,6 +481,9 @@ def synthesis():
     """`trackdyn study synthesis --vehicle robot-1-6 --json`: the four models, 35 s, and the step sweep."""
     runs = HERE.parent / "runs" / "figures" / "synthesis"
     r = _trackdyn("study", "synthesis", "--vehicle", "robot-1-6", "--out", str(runs))
+    root = str(HERE.parent) + "/"  # paths relative to the repository, never the machine's
+    r["out"] = r.get("out", "").replace(root, "")
+    r["figures"] = [f.replace(root, "") for f in r.get("figures", [])]
     (HERE / "synthesis").mkdir(exist_ok=True)
     for name in ("fig7", "fig8"):
         for ext in ("png", "svg"):
