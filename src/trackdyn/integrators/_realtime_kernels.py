@@ -591,3 +591,52 @@ def run_steps(nsteps, t0, drv, pid, mem, lim, want_outputs, first_outputs, wsc, 
         if flags[1] != 0.0:
             return 1, nsteps, t
     return 0, nsteps, t
+
+
+@jit
+def run_samples(nsamp, every, t0, drv, pid, mem, lim, first_outputs, wsc, ssc, hsc, tsc,
+                hist_t, hist_q, hist_v, hist_acc, hist_mem, hist_w, hist_s, hist_h, hist_g,
+                h, q, v, qout, vout, acc, C, kind, parent, dof, pivot, axis, mass, J_b, gravity,
+                rs, ts, spr, throttle, braking, map_w, map_t, brake_torque, drive_out,
+                track_on, T, V, P_, buf, work, Qe, Kxe, Kve, on, gmap, wout, sout, hout, tout, flags,
+                pos, R, vel, omega, body_T, body_W, spin, u, M, Q, Kx, Dv, A, rhs, g7, g, mem_try):
+    """Up to ``nsamp`` output samples of ``every`` steps each in one call: :func:`run_steps` per sample, the
+    samples kept in history buffers for the caller to record afterwards.
+
+    Sample ``j`` (its state after ``(j + 1) every`` steps) goes to ``hist_t[j]``, ``hist_q[j]``,
+    ``hist_v[j]``, ``hist_acc[j]``, ``hist_mem[j]``; its track outputs come from the first step after it
+    (the evaluation that step makes of that very state, as :func:`run_steps`'s ``first_outputs``) into
+    ``hist_w[j]``, ``hist_s[j]``, ``hist_h[j]``, ``hist_g[j]`` — for the last sample of the call, from the
+    next call. With ``first_outputs`` the first step of this call writes the outputs of the state at ``t0``
+    (the previous call's last sample) into ``wout, sout, hout, tout``. ``q``, ``v``, ``acc``, ``mem``
+    advance in place as in :func:`run_steps`. Returns ``(code, samples, steps, t)``: ``samples`` complete
+    samples in the history, ``steps`` steps taken in all, the state at ``t`` after them; code 0: all done,
+    else the next step was refused (1: the slice buffer must grow, 2: a check failed), as :func:`run_steps`.
+    """
+    t = t0
+    steps = 0
+    for j in range(nsamp):
+        if j == 0:
+            wo, so, ho, to = wout, sout, hout, tout
+            fo = first_outputs
+        else:
+            wo, so, ho, to = hist_w[j - 1], hist_s[j - 1], hist_h[j - 1], hist_g[j - 1]
+            fo = True
+        code, k, t = run_steps(every, t, drv, pid, mem, lim, False, fo, wsc, ssc, hsc, tsc,
+                               h, q, v, qout, vout, acc, C, kind, parent, dof, pivot, axis, mass, J_b, gravity,
+                               rs, ts, spr, throttle, braking, map_w, map_t, brake_torque, drive_out,
+                               track_on, T, V, P_, buf, work, Qe, Kxe, Kve, on, gmap, wo, so, ho, to, flags,
+                               pos, R, vel, omega, body_T, body_W, spin, u, M, Q, Kx, Dv, A, rhs, g7, g, mem_try)
+        steps += k
+        if code != 0:
+            return code, j, steps, t
+        hist_t[j] = t
+        for b in range(q.shape[0]):
+            for i in range(7):
+                hist_q[j, b, i] = q[b, i]
+            for i in range(6):
+                hist_v[j, b, i] = v[b, i]
+                hist_acc[j, b, i] = acc[b, i]
+        for i in range(mem.shape[0]):
+            hist_mem[j, i] = mem[i]
+    return 0, nsamp, steps, t

@@ -199,6 +199,14 @@ class RealtimeStepper(Integrator):
         self._chunk_entry = None
         self._chunk_drv = self.chunk_driver()
         self._acc_shape = (nb_, 6)
+        # history of run_samples: up to _hist_cap samples per call (t, q, v, acc, driver memory, track outputs)
+        self._hist_cap = 64
+        tr = self.track
+        cap = self._hist_cap
+        self._hist = (np.zeros(cap), np.zeros((cap, nb_, 7)), np.zeros((cap, nb_, 6)), np.zeros((cap, nb_, 6)),
+                      np.zeros((cap, 3)), np.zeros((cap, *tr.wout.shape)), np.zeros((cap, *tr.sout.shape)),
+                      np.zeros((cap, *tr.hout.shape)), np.zeros((cap, *tr.tout.shape)))
+        self._samples_entry = None
         self._qo = np.zeros((nb_, 7))
         self._vo = np.zeros((nb_, 6))
         self._mem_try = np.zeros(3)
@@ -394,6 +402,63 @@ class RealtimeStepper(Integrator):
             self.counters["steps"] += k
             self._count_linear_steps(k)
         return code, k, new
+
+
+    def run_samples(self, state: State, nsamp: int, every: int, limits, first_outputs: bool):
+        """Up to ``nsamp`` output samples of ``every`` steps each in one compiled call
+        (:func:`trackdyn.integrators._realtime_kernels.run_samples`): the steps of :meth:`run_chunk`, the
+        samples kept in history buffers.
+
+        Returns ``(code, n, k, state, history)``: ``n`` complete samples, ``k`` steps in all, ``state``
+        after them (code and refusal as :meth:`run_chunk`). ``history`` is ``(t, q, v, acc, mem, wout, sout,
+        hout, tout)``, arrays whose first index is the sample; sample ``j``'s track outputs are valid for
+        ``j < n - 1`` (the last one's come with the next call's first step, written into the track's own
+        arrays with ``first_outputs``, as :meth:`run_chunk`'s; after a refusal, the last one's are valid
+        when a step was taken after it or the refusal has code 2). The buffers are reused by the next call.
+        """
+        clk = self._clock
+        t0 = clk()
+        nsamp = int(min(nsamp, self._hist_cap))
+        q, v = state.q, state.v
+        q = q.copy() if q.dtype == _F64 else np.array(q, dtype=float, order="C")
+        v = v.copy() if v.dtype == _F64 else np.array(v, dtype=float, order="C")
+        extra = state.extra
+        mem_in = extra.get("driver", None)
+        if mem_in is None:
+            mem = np.zeros(3)
+        elif mem_in.shape[0] >= 3:
+            mem = np.array(mem_in, dtype=float)
+        else:
+            mem = np.zeros(3)
+            mem[: mem_in.shape[0]] = mem_in
+        acc = np.empty(self._acc_shape)
+        tail = self._chunk
+        if tail is None:
+            tail = self._chunk = list(self._args(state, self._qo, self._vo, acc)) + [self._mem_try]
+            self._chunk_entry = None
+            self._samples_entry = None
+        tail[1], tail[2], tail[5] = q, v, acc
+        drv, pid = self._chunk_drv
+        hist = self._hist
+        if self._samples_entry is None:
+            self._samples_entry = entry_point(TK.run_samples, (nsamp, int(every), float(state.t), drv, pid, mem,
+                                                               limits, bool(first_outputs), self._wsc, self._ssc,
+                                                               self._hsc, self._tsc, *hist, *tail))
+        code, n, k, t = self._samples_entry(nsamp, int(every), float(state.t), drv, pid, mem, limits,
+                                            bool(first_outputs), self._wsc, self._ssc, self._hsc, self._tsc,
+                                            *hist, *tail)
+        extra = dict(extra)
+        if mem_in is not None:
+            extra["driver"] = mem[: mem_in.shape[0]].copy()
+        if not k:
+            acc = state.acc.copy()
+        new = State(t, q, v, self.nan_lam.copy(), acc, extra)
+        tm = self.timing
+        tm["contact"] = tm.get("contact", 0.0) + (clk() - t0)
+        if k:
+            self.counters["steps"] += k
+            self._count_linear_steps(k)
+        return code, n, k, new, hist
 
 
 def _new_buffer(track):

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..errors import StepFailed
 from ..formulations.tree import TreeSystem
+from ..mbs.model import State
 from .monitor import RealtimeMonitor
 from .simulation import Simulation
 
@@ -79,22 +80,60 @@ class RealtimeSimulation(Simulation):
                 self.record_time += clk() - t0
                 self.system.fresh_q = None
 
+            track = it.track
+            track_out = (track.wout, track.sout, track.hout, track.tout)
+
+            def record_history(hist, j, fresh, extra):
+                # sample j of a run_samples call: its state from the history, its track outputs (when fresh)
+                # copied where the recorder reads them
+                ht, hq, hv, hacc, hmem = hist[:5]
+                if fresh:
+                    for dst, src in zip(track_out, hist[5:]):
+                        dst[...] = src[j]
+                if "driver" in extra:
+                    extra = dict(extra)
+                    extra["driver"] = hmem[j, : extra["driver"].shape[0]].copy()
+                record(State(float(ht[j]), hq[j], hv[j], it.nan_lam, hacc[j], extra), fresh)
+
             while done < n_steps:
-                k = min(n_steps - done, every - self.steps % every)
-                due = (self.steps + k) % every == 0
-                code, kd, new_state = it.run_chunk(self.state, k, lim, False, pending is not None)
-                if pending is not None:
-                    # the first step evaluated the track at the pending state unless the slice buffer overflowed
-                    record(pending, kd > 0 or code == 2)
-                    pending = None
-                if kd:
-                    self.state = new_state
-                    self.steps += kd
-                    done += kd
-                if code == 0:
-                    if due:
-                        pending = new_state
-                    continue
+                left = n_steps - done
+                if self.steps % every == 0 and left >= 2 * every:
+                    # several samples per compiled call, recorded from its history afterwards
+                    extra = self.state.extra
+                    code, n, kd, new_state, hist = it.run_samples(self.state, left // every, every, lim,
+                                                                 pending is not None)
+                    if pending is not None:
+                        record(pending, kd > 0 or code == 2)
+                        pending = None
+                    for j in range(n - 1):
+                        record_history(hist, j, True, extra)
+                    if kd:
+                        self.state = new_state
+                        self.steps += kd
+                        done += kd
+                    if code == 0:
+                        pending = new_state  # the last sample: its outputs come with the next call's first step
+                        continue
+                    if n:
+                        # refused after n samples: the last one's outputs exist if a step was taken after it
+                        record_history(hist, n - 1, kd > n * every or code == 2, extra)
+                else:
+                    k = min(left, every - self.steps % every)
+                    due = (self.steps + k) % every == 0
+                    code, kd, new_state = it.run_chunk(self.state, k, lim, False, pending is not None)
+                    if pending is not None:
+                        # the first step evaluated the track at the pending state unless the slice buffer
+                        # overflowed
+                        record(pending, kd > 0 or code == 2)
+                        pending = None
+                    if kd:
+                        self.state = new_state
+                        self.steps += kd
+                        done += kd
+                    if code == 0:
+                        if due:
+                            pending = new_state
+                        continue
                 # the next step was refused: redo it on the Python path (grows the buffer or raises)
                 try:
                     new_state = it.step(self.state)
