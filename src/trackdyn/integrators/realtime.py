@@ -337,13 +337,15 @@ class RealtimeStepper(Integrator):
         return compiled_form(d)
 
     def prime(self, state: State, limits) -> None:
-        """Type (and load from Numba's cache) the compiled loop of :meth:`run_chunk` now, e.g. before a timed
-        run: a call of no step (the state is not advanced; the stage timings are left as they were)."""
-        if self._chunk_entry is not None and self._chunk is not None:
+        """Type (and load from Numba's cache) the compiled loops of :meth:`run_chunk` and :meth:`run_samples`
+        now, e.g. before a timed run: calls of no step (the state is not advanced; the stage timings are left
+        as they were)."""
+        if self._chunk_entry is not None and self._samples_entry is not None and self._chunk is not None:
             return
         tm = self.timing
         before = tm.get("contact", 0.0)
         self.run_chunk(state, 0, limits, False, False)
+        self.run_samples(state, 0, 1, limits, False)
         tm["contact"] = before
 
     def run_chunk(self, state: State, nsteps: int, limits, want_outputs: bool, first_outputs: bool = False):

@@ -1,4 +1,4 @@
-"""A simulation of a chunked stepper: several steps per compiled call between output samples.
+"""A simulation of a chunked stepper: several steps and output samples per compiled call.
 
 Chosen by :func:`trackdyn.sim.run.prepare` for an integrator that declares
 ``chunked = True`` (it has ``run_chunk``: the massless fidelity's
@@ -24,10 +24,13 @@ __all__ = ["RealtimeSimulation"]
 class RealtimeSimulation(Simulation):
     """:class:`~trackdyn.sim.simulation.Simulation` of the real-time stepper, several steps per compiled call.
 
-    :meth:`run` advances from one output sample to the next in one call of
-    :meth:`RealtimeStepper.run_chunk` (driver, step and divergence checks
-    compiled) and records as :meth:`Simulation.run` does; the steps are the
-    very same as one at a time. A step the compiled loop refuses (slice
+    :meth:`run` advances up to 64 output samples per call of
+    :meth:`RealtimeStepper.run_samples` (driver, step and divergence checks
+    compiled; each sample's state and track outputs kept in history buffers)
+    and records them after the call as :meth:`Simulation.run` does; the
+    stretches that are not whole samples (a start or end between samples)
+    take one call of :meth:`RealtimeStepper.run_chunk` each. The steps are
+    the very same as one at a time. A step the compiled loop refuses (slice
     buffer to grow, a failed check) is redone by the Python path, which
     grows the buffer or stops the run with the monitor's diagnostic. Runs
     with a ``callback`` (called after every step), a driver without a

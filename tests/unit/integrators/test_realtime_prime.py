@@ -15,11 +15,13 @@ def test_priming_loads_the_loop_without_stepping_or_recording():
     st = sim.state
     before = (st.t, st.q.copy(), st.v.copy(), st.acc.copy(), {k: v.copy() for k, v in st.extra.items()})
     counters, timing = dict(it.counters), dict(it.timing)
-    assert it._chunk_entry is None and system._outputs_plan is None and rec._gather is None
+    assert it._chunk_entry is None and it._samples_entry is None
+    assert system._outputs_plan is None and rec._gather is None
     it.prime(st, np.array([np.inf, np.inf, np.inf, 0.0]))
     system.prime_outputs()
     rec.prime(st)
-    assert it._chunk_entry is not None and system._outputs_plan and rec._gather is not None
+    assert it._chunk_entry is not None and it._samples_entry is not None
+    assert system._outputs_plan and rec._gather is not None
     # nothing advanced, counted, timed or recorded
     assert st.t == before[0] and np.array_equal(st.q, before[1]) and np.array_equal(st.v, before[2])
     assert np.array_equal(st.acc, before[3])
