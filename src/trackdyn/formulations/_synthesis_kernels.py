@@ -845,11 +845,12 @@ def _cart_psi(i, t, sp, Rrel0, c_type, c_body, c_a, c_s, c_c, c_u, c_f, q0, v0, 
 
 @nb.njit(cache=True)
 def run_cart_ei(h, nsteps, q0, v0, q1, v1, m0, I0, B, gravity, sp, Rrel0, c_type, c_body, c_a, c_s, c_c, c_u, c_f,
-                road, speed, fade, bound, tol, alpha, rtol, atol, max_iter, out, iters, jac_evals):
+                road, speed, fade, bound, tol, alpha, rtol, atol, max_iter, project, out, iters, jac_evals):
     """Cartesian explicit-implicit model (Table 2, model 2): AB3 on the base; HHT-α on each subsystem body
     (eq. 14-20: unknowns ā and λ̄, constraint rows scaled by 1/(βh²)) with the base at t_{n+1} from AB3; Newton
     matrix by finite differences, kept from step to step and refreshed when a step does not converge with it.
-    Then the base equation at t_{n+1} gives a0_{n+1}. No velocity projection (the paper's index-3 scheme)."""
+    Then the base equation at t_{n+1} gives a0_{n+1}. ``project`` = 0 is the paper's index-3 scheme; 1 puts each
+    subsystem back on its position and velocity constraints by partitioning (:func:`gcp_correct`) after HHT."""
     n = q1.shape[0]
     w = make_work(n)
     Meff = np.zeros((6, 6))
@@ -1000,6 +1001,9 @@ def run_cart_ei(h, nsteps, q0, v0, q1, v1, m0, I0, B, gravity, sp, Rrel0, c_type
                 a1[i, k] = a[k]
             for r in range(NR):
                 lam[i, r] = lm[r]
+            if project and gcp_correct(i, q0, v0, q1, v1, c_type, c_body, c_a, c_s, c_c, c_u, c_f, w, ind, dref,
+                                       tol) < 0:
+                return step
         iters[step] = worst
         evaluate_cart(t1, q0, v0, q1, v1, m0, I0, B, gravity, sp, Rrel0, c_type, c_body, c_a, c_s, c_c, c_u, c_f,
                       road, speed, fade, w, Meff, Peff, a0, a1c, lamc)

@@ -277,7 +277,7 @@ class SynthesisSystem:
     # ------------------------------------------------------------------ time loops
     def run(self, coordinates, scheme, step, t_end, alpha=-0.2, newton_rtol=1e-8, newton_atol=1e-10,
             newton_max_iter=20, constraint_tol=1e-12, bound=1.0, base_prediction="last",
-            weighted_coupling=False):
+            weighted_coupling=False, projection=False):
         """Integrate from the initial state with one of kim-2012's four models (Table 2).
 
         ``explicit``: AB3 on everything (AB1, AB2 for the first two steps), one
@@ -290,7 +290,10 @@ class SynthesisSystem:
         eq. 31, ``"last"`` (from t_n) or ``"linear"`` (extrapolated from t_n and
         t_{n-1}); ``weighted_coupling`` α-weights the base's inertial coupling
         term like the forces (eq. 31 as printed does not; that makes the scheme
-        first order for α ≠ 0, docs/synthesis.md). The defaults are the paper's.
+        first order for α ≠ 0, docs/synthesis.md). Cartesian model only:
+        ``projection`` puts each subsystem back on its position and velocity
+        constraints by coordinate partitioning after its HHT step (the paper
+        does not). The defaults are the paper's.
         A run stops early (``completed < steps``) when it becomes non-finite,
         the base leaves ``bound`` (m) of its start or Newton fails.
         """
@@ -324,5 +327,6 @@ class SynthesisSystem:
                                             constraint_tol, out)
             else:
                 done = SK.run_cart_ei(step, nsteps, q0, v0, q1, v1, *common, *rows, *road, bound, constraint_tol,
-                                      alpha, newton_rtol, newton_atol, newton_max_iter, out, iters, jac)
+                                      alpha, newton_rtol, newton_atol, newton_max_iter, int(projection), out, iters,
+                                      jac)
         return SynthesisRun(coordinates, scheme, float(step), nsteps, int(done), out, iters, jac[0].item())
