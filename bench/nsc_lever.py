@@ -143,7 +143,7 @@ def measure(k, kind="chain", h=1e-3):
     t0 = time.perf_counter()
     lever_sweeps = 0
     for sweeps in range(1, 200001):
-        NK.psor(mc, N, r, mu, eta, gamma, u, 1.0, 0.0, 1, 1)
+        NK.psor(mc, np.zeros(mc, np.int64), N, r, mu, eta, gamma, u, 1.0, 0.0, 1, 1)
         if np.abs(v_free + GD @ gamma - v_exact).max() <= 1e-6:
             lever_sweeps = sweeps
             break

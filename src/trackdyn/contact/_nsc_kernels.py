@@ -151,14 +151,18 @@ def _tangents(n):
 
 
 @jit
-def contact_frames(n, rec, pos, R, vel, omega_w, pair_mu, pair_e, keep_gap, c_body, c_frame, c_point, c_phi,
-                   c_mu, c_e, c_un, c_D, c_key, S):
+def contact_frames(n, rec, pos, R, vel, omega_w, pair_mu, pair_e, pair_roll, keep_gap, c_body, c_frame, c_point,
+                   c_phi, c_mu, c_e, c_un, c_D, c_key, c_kind, c_parent, c_roll, S):
     """Frames, gaps and Jacobian rows of the corrected records whose gap is below ``keep_gap``; returns
-    their count.
+    their count of blocks (the arrays need room for 2n).
 
     ``c_frame[i]`` rows (n, t1, t2), world; ``c_phi`` the signed distance (m, negative: penetration);
     ``c_un`` the normal relative velocity at the step's start (m/s); ``c_D[i, k]`` the 12 Jacobian entries
     of direction k on ``(ṙ_A, ω̄_A, ṙ_B, ω̄_B)`` (a ground side's stay zero). ``S`` scratch (10, 3, 12).
+    A contact of a pair with rolling friction (``pair_roll > 0``, m) is followed by a rolling block
+    (``c_kind`` 1, ``c_parent`` its contact): torque impulses about (n, t1, t2) on the relative angular
+    velocity ``ω_B - ω_A``, spin held at zero torque, rolling torque in the disc ``c_roll γ_n`` (the
+    stepper sets the radius ``c_mu`` from the contact's normal impulse).
     """
     m = 0
     cx = S[0]
@@ -225,12 +229,47 @@ def contact_frames(n, rec, pos, R, vel, omega_w, pair_mu, pair_e, keep_gap, c_bo
                     c_D[m, d, o + k] = sg * c_frame[m, d, k]
                     c_D[m, d, o + 3 + k] = sg * (R[b, 0, k] * cr[0] + R[b, 1, k] * cr[1] + R[b, 2, k] * cr[2])
         c_un[m] = un
+        c_kind[m] = 0
+        c_parent[m] = m
+        c_roll[m] = 0.0
         m += 1
+        cr_ = pair_roll[pr]
+        if cr_ > 0.0:
+            i = m - 1
+            c_body[m, 0] = bA
+            c_body[m, 1] = bB
+            for d in range(3):
+                for k in range(3):
+                    c_frame[m, d, k] = c_frame[i, d, k]
+                for j in range(12):
+                    c_D[m, d, j] = 0.0
+            for k in range(3):
+                c_point[m, k] = c_point[i, k]
+            c_phi[m] = c_phi[i]
+            c_mu[m] = 0.0
+            c_e[m] = 0.0
+            c_un[m] = 0.0
+            c_key[m, 0] = c_key[i, 0] | (np.int64(1) << 62)
+            c_key[m, 1] = c_key[i, 1]
+            c_kind[m] = 1
+            c_parent[m] = i
+            c_roll[m] = cr_
+            for side in range(2):
+                b = bA if side == 0 else bB
+                if b < 0:
+                    continue
+                sg = -1.0 if side == 0 else 1.0
+                o = 6 * side
+                for d in range(3):
+                    for k in range(3):
+                        c_D[m, d, o + 3 + k] = sg * (R[b, 0, k] * c_frame[m, d, 0] + R[b, 1, k] * c_frame[m, d, 1]
+                                                     + R[b, 2, k] * c_frame[m, d, 2])
+            m += 1
     return m
 
 
 @jit
-def stabilisation(m, c_phi, c_un, c_e, h, recovery_speed, bounce_speed, b):
+def stabilisation(m, c_kind, c_phi, c_un, c_e, h, recovery_speed, bounce_speed, b):
     """The normal bias ``b_n`` of every contact (``u_n = n·v⁺ + b_n ≥ 0``), tangential biases zero.
 
     ``b_n = max(φ/h, -v_rec)``: a gap may close within the step, a penetration is recovered at most at the
@@ -238,6 +277,11 @@ def stabilisation(m, c_phi, c_un, c_e, h, recovery_speed, bounce_speed, b):
     (``φ + h u_n⁻ < 0``, ``-u_n⁻ > bounce_speed``) with restitution ``e`` leaves at ``u_n⁺ ≥ -e u_n⁻``.
     """
     for i in range(m):
+        if c_kind[i] != 0:
+            b[3 * i] = 0.0
+            b[3 * i + 1] = 0.0
+            b[3 * i + 2] = 0.0
+            continue
         bn = max(c_phi[i] / h, -recovery_speed)
         un = c_un[i]
         if c_e[i] > 0.0 and -un > bounce_speed and c_phi[i] + h * un < 0.0:
@@ -323,9 +367,15 @@ def block_scale(m, c_body, c_D, mass, inv_inertia, eta):
 
 
 @nb.njit(cache=True, inline="always")
-def _project(mu, gn, g1, g2):
-    """Euclidean projection of (γ_n, γ_t) onto the cone |γ_t| ≤ μ γ_n."""
+def _project(kind, mu, gn, g1, g2):
+    """Euclidean projection of (γ_n, γ_t) onto the cone |γ_t| ≤ μ γ_n (kind 0), or of a rolling block onto
+    {spin = 0, |(g1, g2)| ≤ mu} (kind 1: mu is the disc's radius)."""
     s = math.sqrt(g1 * g1 + g2 * g2)
+    if kind != 0:
+        if s <= mu:
+            return 0.0, g1, g2
+        f = mu / s
+        return 0.0, f * g1, f * g2
     if s <= mu * gn:
         return gn, g1, g2
     if mu * s <= -gn or (mu == 0.0 and gn <= 0.0):
@@ -338,17 +388,17 @@ def _project(mu, gn, g1, g2):
 
 
 @jit
-def project_cones(m, mu, x, out):
-    """out = Π_K(x) contact by contact (out may be x)."""
+def project_cones(m, kind, mu, x, out):
+    """out = Π_K(x) block by block (out may be x)."""
     for i in range(m):
-        a, b, c = _project(mu[i], x[3 * i], x[3 * i + 1], x[3 * i + 2])
+        a, b, c = _project(kind[i], mu[i], x[3 * i], x[3 * i + 1], x[3 * i + 2])
         out[3 * i] = a
         out[3 * i + 1] = b
         out[3 * i + 2] = c
 
 
 @jit
-def ccp_measures(m, mu, eta, gamma, u):
+def ccp_measures(m, kind, mu, eta, gamma, u):
     """(residual, complementarity gap) of impulses γ with contact velocities u = Nγ + r.
 
     Residual: ``max_i η_i |γ_i - Π_K(γ_i - u_i/η_i)|`` (m/s), the natural map of the CCP scaled to a
@@ -361,7 +411,7 @@ def ccp_measures(m, mu, eta, gamma, u):
         g0 = gamma[3 * i]
         g1 = gamma[3 * i + 1]
         g2 = gamma[3 * i + 2]
-        a, b, c = _project(mu[i], g0 - u[3 * i] / e, g1 - u[3 * i + 1] / e, g2 - u[3 * i + 2] / e)
+        a, b, c = _project(kind[i], mu[i], g0 - u[3 * i] / e, g1 - u[3 * i + 1] / e, g2 - u[3 * i + 2] / e)
         d = e * math.sqrt((g0 - a) ** 2 + (g1 - b) ** 2 + (g2 - c) ** 2)
         if d > res or math.isnan(d):
             res = d
@@ -371,7 +421,7 @@ def ccp_measures(m, mu, eta, gamma, u):
 
 
 @jit
-def psor(m, N, r, mu, eta, gamma, u, omega, tol, max_iter, check_every):
+def psor(m, kind, N, r, mu, eta, gamma, u, omega, tol, max_iter, check_every):
     """Projected Gauss-Seidel (SOR) over contact blocks on the dense Delassus matrix ``N`` (3m, 3m).
 
     One sweep: ``γ_i ← Π_K(γ_i - ω (N γ + r)_i / η_ii)`` in contact order, with ``η_ii`` the largest
@@ -407,7 +457,8 @@ def psor(m, N, r, mu, eta, gamma, u, omega, tol, max_iter, check_every):
                 w1 += N[3 * i + 1, j] * gj
                 w2 += N[3 * i + 2, j] * gj
             s = omega / diag[i]
-            a, b, c = _project(mu[i], gamma[3 * i] - s * w0, gamma[3 * i + 1] - s * w1, gamma[3 * i + 2] - s * w2)
+            a, b, c = _project(kind[i], mu[i], gamma[3 * i] - s * w0, gamma[3 * i + 1] - s * w1,
+                               gamma[3 * i + 2] - s * w2)
             gamma[3 * i] = a
             gamma[3 * i + 1] = b
             gamma[3 * i + 2] = c
@@ -417,14 +468,14 @@ def psor(m, N, r, mu, eta, gamma, u, omega, tol, max_iter, check_every):
                 for j in range(n3):
                     s += N[k, j] * gamma[j]
                 u[k] = s
-            res, gap = ccp_measures(m, mu, eta, gamma, u)
+            res, gap = ccp_measures(m, kind, mu, eta, gamma, u)
             if res <= tol:
                 break
     return it, res, gap
 
 
 @jit
-def warm_start(m, c_key, c_frame, c_mu, keys, imp, gamma):
+def warm_start(m, c_key, c_frame, c_kind, c_mu, keys, imp, gamma):
     """γ of every contact whose key is among the previous step's (sorted ``keys``, world impulses ``imp``):
     the old impulse in today's frame, projected on the cone; 0 otherwise. Returns how many were found."""
     found = 0
@@ -438,7 +489,7 @@ def warm_start(m, c_key, c_frame, c_mu, keys, imp, gamma):
         found += 1
         for d in range(3):
             gamma[3 * i + d] = c_frame[i, d, 0] * imp[k, 0] + c_frame[i, d, 1] * imp[k, 1] + c_frame[i, d, 2] * imp[k, 2]
-        a, b, c = _project(c_mu[i], gamma[3 * i], gamma[3 * i + 1], gamma[3 * i + 2])
+        a, b, c = _project(c_kind[i], c_mu[i], gamma[3 * i], gamma[3 * i + 1], gamma[3 * i + 2])
         gamma[3 * i] = a
         gamma[3 * i + 1] = b
         gamma[3 * i + 2] = c

@@ -96,6 +96,10 @@ class NscContact(ContactSystem):
     bounce_speed : float
         Impacts slower than this (m/s) are plastic whatever the restitution (Chrono's
         ``min_bounce_speed``), so that resting contacts do not chatter.
+    rolling_friction : float
+        Rolling friction coefficient ``c_r`` (m) of every pair (default 0, none): a torque opposing the
+        relative rolling of the two bodies, at most ``c_r`` times the normal force (Chrono's rolling
+        friction; spinning friction is not modelled). Per pair: :meth:`set_impact`.
     name : str
         Prefix of the recorded series and of the warm-start arrays in ``State.extra``.
     Other parameters as :class:`~trackdyn.contact.ContactSystem` (``exclude_jointed``,
@@ -103,7 +107,8 @@ class NscContact(ContactSystem):
     """
 
     def __init__(self, model, terrain=None, *, envelope: float = 0.01, recovery_speed: float = 0.6,
-                 restitution=0.0, bounce_speed: float = 0.01, exclude_jointed: bool = True,
+                 restitution=0.0, bounce_speed: float = 0.01, rolling_friction: float = 0.0,
+                 exclude_jointed: bool = True,
                  default_material: Material | None = None, max_penetration: float = 0.05, name: str = "contact",
                  capacity: int = 256):
         super().__init__(model, terrain, margin=0.0, exclude_jointed=exclude_jointed,
@@ -112,6 +117,7 @@ class NscContact(ContactSystem):
         self.envelope = _positive("envelope", envelope)
         self.recovery_speed = _positive("recovery_speed", recovery_speed)
         self.bounce_speed = _positive("bounce_speed", bounce_speed, allow_zero=True)
+        self.rolling_friction = _positive("rolling_friction", rolling_friction, allow_zero=True)
         if isinstance(restitution, str):
             if restitution != "material":
                 raise ValueError(f"NscContact: restitution must be a number in [0, 1] or 'material', "
@@ -119,14 +125,14 @@ class NscContact(ContactSystem):
         elif not (isinstance(restitution, (int, float)) and 0.0 <= restitution <= 1.0):
             raise ValueError(f"NscContact: restitution must be a number in [0, 1] or 'material', got {restitution!r}")
         self.restitution = restitution
-        self._impact: dict[tuple[str, str], tuple[float | None, float | None]] = {}
+        self._impact: dict[tuple[str, str], tuple] = {}
         self.stepper = None  # set by the NSC integrator that steps this contact
         self._nsc_built = False
 
     # ------------------------------------------------------------------ building
     def set_impact(self, material_a: Material, material_b: Material, *, friction: float | None = None,
-                   restitution: float | None = None) -> None:
-        """NSC friction coefficient and/or Newton restitution of the material pair (a, b)."""
+                   restitution: float | None = None, rolling_friction: float | None = None) -> None:
+        """NSC friction coefficient, Newton restitution and/or rolling friction (m) of the material pair (a, b)."""
         self._check_open("set_impact")
         for mtl in (material_a, material_b):
             if not isinstance(mtl, Material):
@@ -135,7 +141,9 @@ class NscContact(ContactSystem):
             _positive("set_impact friction", friction, allow_zero=True)
         if restitution is not None and not (isinstance(restitution, (int, float)) and 0 <= restitution <= 1):
             raise ValueError(f"NscContact: set_impact restitution must be in [0, 1], got {restitution!r}")
-        self._impact[tuple(sorted((material_a.name, material_b.name)))] = (friction, restitution)
+        if rolling_friction is not None:
+            _positive("set_impact rolling_friction", rolling_friction, allow_zero=True)
+        self._impact[tuple(sorted((material_a.name, material_b.name)))] = (friction, restitution, rolling_friction)
 
     def set_terrain(self, terrain) -> None:
         super().set_terrain(terrain)
@@ -188,6 +196,7 @@ class NscContact(ContactSystem):
         npair = len(self.pair_law)
         self.pair_mu = self.pair_par[:, CK.P_MU].copy() if npair else np.zeros(0)
         self.pair_e = np.zeros(npair)
+        self.pair_roll = np.full(npair, self.rolling_friction)
         mat_pair = self._filters_base[3]
         for i in range(nm):
             for j in range(i, nm):
@@ -196,9 +205,11 @@ class NscContact(ContactSystem):
                     continue
                 e = min(mats[i].restitution, mats[j].restitution) if self.restitution == "material" else \
                     float(self.restitution)
-                fr, er = self._impact.get(tuple(sorted((mats[i].name, mats[j].name))), (None, None))
+                fr, er, rr = self._impact.get(tuple(sorted((mats[i].name, mats[j].name))), (None, None, None))
                 if fr is not None:
                     self.pair_mu[p] = fr
+                if rr is not None:
+                    self.pair_roll[p] = rr
                 if er is not None:
                     e = er
                 self.pair_e[p] = e
@@ -237,6 +248,10 @@ class NscContact(ContactSystem):
     def _alloc(self, cap):
         self.rec = new_records(cap)
         self._bad = np.zeros(8, np.int64)
+        cap = 2 * cap  # a contact and its rolling block
+        self.c_kind = np.zeros(cap, np.int64)
+        self.c_parent = np.zeros(cap, np.int64)
+        self.c_roll = np.zeros(cap)
         self.c_body = np.zeros((cap, 2), np.int64)
         self.c_frame = np.zeros((cap, 3, 3))
         self.c_point = np.zeros((cap, 3))
@@ -281,7 +296,8 @@ class NscContact(ContactSystem):
     # ------------------------------------------------------------------ the stepper's interface
     def detect(self, kin, h: float) -> int:
         """Contacts of the pose in ``kin`` (the system's kinematics) with gap below twice the envelope: their
-        frames, gaps, Jacobian rows and normal velocities in ``c_*``; returns their count ``m``."""
+        frames, gaps, Jacobian rows and normal velocities in ``c_*``, each followed by its rolling block when
+        its pair has rolling friction (``c_kind`` 1); returns the count of blocks ``m``."""
         while True:
             rec = self.rec
             n = self._call("detect", detect, (rec, self.shapes_inflated, self.scratch, self.filters,
@@ -300,9 +316,10 @@ class NscContact(ContactSystem):
             raise RuntimeError(f"NscContact {self.name!r}: a contact record (kind {int(rec.kind[r])}, keys "
                                f"{rec.key[r].tolist()}) has no envelope correction")
         m = self._call("frames", NK.contact_frames,
-                       (n, rec, kin.pos, kin.R, kin.vel, kin.omega_w, self.pair_mu, self.pair_e,
+                       (n, rec, kin.pos, kin.R, kin.vel, kin.omega_w, self.pair_mu, self.pair_e, self.pair_roll,
                         2.0 * self.envelope, self.c_body, self.c_frame, self.c_point, self.c_phi, self.c_mu,
-                        self.c_e, self.c_un, self.c_D, self.c_key, self.scratch.S))
+                        self.c_e, self.c_un, self.c_D, self.c_key, self.c_kind, self.c_parent, self.c_roll,
+                        self.scratch.S))
         self.m = m
         return m
 
@@ -314,7 +331,7 @@ class NscContact(ContactSystem):
         gamma[:] = 0.0
         if keys is None or len(keys) == 0:
             return 0
-        return int(NK.warm_start(self.m, self.c_key, self.c_frame, self.c_mu, keys, imp, gamma))
+        return int(NK.warm_start(self.m, self.c_key, self.c_frame, self.c_kind, self.c_mu, keys, imp, gamma))
 
     def stage(self, gamma, h: float, pos, iterations: int, residual: float) -> None:
         """Keep the step's impulses (sorted by key, world frame) for :meth:`commit` and the outputs."""
@@ -332,10 +349,11 @@ class NscContact(ContactSystem):
         self.glob_out[3] = residual
 
     def contacts(self) -> dict:
-        """The contacts of the last step: ``body_a``, ``body_b``, ``point``, ``normal``, ``gap`` (m, negative:
-        penetration), ``friction``, ``restitution``, ``impulse`` (world, on body_b, N s) when staged."""
-        m = self.m
-        out = {"body_a": self.c_body[:m, 0].copy(), "body_b": self.c_body[:m, 1].copy(),
-               "point": self.c_point[:m].copy(), "normal": self.c_frame[:m, 0].copy(), "gap": self.c_phi[:m].copy(),
-               "friction": self.c_mu[:m].copy(), "restitution": self.c_e[:m].copy()}
+        """The contacts of the last step (rolling blocks left out): ``body_a``, ``body_b``, ``point``,
+        ``normal`` (direction in which body_b is pushed), ``gap`` (m, negative: penetration), ``friction``,
+        ``restitution``."""
+        c = np.nonzero(self.c_kind[:self.m] == 0)[0]
+        out = {"body_a": self.c_body[c, 0].copy(), "body_b": self.c_body[c, 1].copy(),
+               "point": self.c_point[c].copy(), "normal": self.c_frame[c, 0].copy(), "gap": self.c_phi[c].copy(),
+               "friction": self.c_mu[c].copy(), "restitution": self.c_e[c].copy()}
         return out

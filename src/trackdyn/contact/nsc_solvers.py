@@ -57,37 +57,41 @@ def _objective(gamma, Ng, r):
     return 0.5 * gamma @ Ng + r @ gamma
 
 
-def solve_ccp(method, m, mu, eta, r, gamma, u, apply=None, N=None, tol=1e-9, max_iter=500, omega=1.0):
+def solve_ccp(method, m, mu, eta, r, gamma, u, apply=None, N=None, tol=1e-9, max_iter=500, omega=1.0, kind=None):
     """Solve the CCP in place: γ (3m,) from its warm start; u (3m,) gets ``Nγ + r``; returns :class:`CCPInfo`.
 
     ``apply(x, out)`` computes ``out = N x``; ``N`` the dense matrix (needed by ``"psor"``, used by the others
-    when given). ``eta`` (m,) the contacts' scales of the residual (1/kg).
+    when given). ``eta`` (m,) the contacts' scales of the residual (1/kg). ``kind`` (m,) int: 0 a friction
+    cone of coefficient ``mu``, 1 a rolling block (spin 0, rolling in the disc of radius ``mu``); default
+    all cones.
     """
     if m == 0:
         return CCPInfo(0, 0.0, 0.0, True)
+    if kind is None:
+        kind = np.zeros(m, np.int64)
     if N is not None and apply is None:
         def apply(x, out):
             np.dot(N, x, out=out)
-    NK.project_cones(m, mu, gamma, gamma)
+    NK.project_cones(m, kind, mu, gamma, gamma)
     if method == "psor":
         if N is None:
             raise ValueError("solve_ccp: 'psor' needs the dense Delassus matrix N")
-        it, res, gap = NK.psor(m, N, r, mu, eta, gamma, u, float(omega), float(tol), int(max_iter), 1)
+        it, res, gap = NK.psor(m, kind, N, r, mu, eta, gamma, u, float(omega), float(tol), int(max_iter), 1)
         return CCPInfo(int(it), float(res), float(gap), bool(res <= tol))
     if method == "bb":
-        return _bb(m, mu, eta, r, gamma, u, apply, tol, max_iter)
+        return _bb(m, kind, mu, eta, r, gamma, u, apply, tol, max_iter)
     if method == "apgd":
-        return _apgd(m, mu, eta, r, gamma, u, apply, tol, max_iter)
+        return _apgd(m, kind, mu, eta, r, gamma, u, apply, tol, max_iter)
     raise ValueError(f"solve_ccp: method must be one of {CCP_SOLVERS}, got {method!r}")
 
 
-def _bb(m, mu, eta, r, gamma, u, apply, tol, max_iter, memory=10, sigma=1e-4):
+def _bb(m, kind, mu, eta, r, gamma, u, apply, tol, max_iter, memory=10, sigma=1e-4):
     n3 = 3 * m
     Ng = np.empty(n3)
     apply(gamma, Ng)
     g = Ng + r
     u[:] = g
-    res, gap = NK.ccp_measures(m, mu, eta, gamma, g)
+    res, gap = NK.ccp_measures(m, kind, mu, eta, gamma, g)
     if res <= tol:
         return CCPInfo(0, float(res), float(gap), True)
     f = _objective(gamma, Ng, r)
@@ -98,7 +102,7 @@ def _bb(m, mu, eta, r, gamma, u, apply, tol, max_iter, memory=10, sigma=1e-4):
     it = 0
     while it < max_iter:
         it += 1
-        NK.project_cones(m, mu, gamma - alpha * g, trial)
+        NK.project_cones(m, kind, mu, gamma - alpha * g, trial)
         d = trial - gamma
         apply(trial, Nd)
         Nd -= Ng  # N d
@@ -121,20 +125,20 @@ def _bb(m, mu, eta, r, gamma, u, apply, tol, max_iter, memory=10, sigma=1e-4):
         alpha = (s @ s) / sy if sy > 0.0 else 1.0 / max(float(np.min(eta)), 1e-300)
         alpha = min(max(alpha, 1e-30), 1e30)
         g = g_new
-        res, gap = NK.ccp_measures(m, mu, eta, gamma, g)
+        res, gap = NK.ccp_measures(m, kind, mu, eta, gamma, g)
         if res <= tol:
             break
     u[:] = g
     return CCPInfo(it, float(res), float(gap), bool(res <= tol))
 
 
-def _apgd(m, mu, eta, r, gamma, u, apply, tol, max_iter):
+def _apgd(m, kind, mu, eta, r, gamma, u, apply, tol, max_iter):
     n3 = 3 * m
     x = gamma.copy()
     Nx = np.empty(n3)
     apply(x, Nx)
     g = Nx + r
-    res, gap = NK.ccp_measures(m, mu, eta, x, g)
+    res, gap = NK.ccp_measures(m, kind, mu, eta, x, g)
     if res <= tol:
         u[:] = g
         return CCPInfo(0, float(res), float(gap), True)
@@ -153,7 +157,7 @@ def _apgd(m, mu, eta, r, gamma, u, apply, tol, max_iter):
         it += 1
         gy = Ny + r
         while True:
-            NK.project_cones(m, mu, y - gy / L, xn)
+            NK.project_cones(m, kind, mu, y - gy / L, xn)
             apply(xn, Nxn)
             dx = xn - y
             # the sufficient-decrease test in the form that round-off cannot fail: ½ dxᵀN dx ≤ ½ L |dx|²
@@ -162,7 +166,7 @@ def _apgd(m, mu, eta, r, gamma, u, apply, tol, max_iter):
                 break
             L *= 2.0
         gx = Nxn + r
-        res, gap = NK.ccp_measures(m, mu, eta, xn, gx)
+        res, gap = NK.ccp_measures(m, kind, mu, eta, xn, gx)
         if res < best[0]:
             best = (res, gap, xn.copy(), gx.copy())
         if res <= tol:

@@ -304,7 +304,7 @@ class NscEuler(Integrator):
         if m:
             n3 = 3 * m
             b = np.empty(n3)
-            NK.stabilisation(m, cs.c_phi, cs.c_un, cs.c_e, h, cs.recovery_speed, cs.bounce_speed, b)
+            NK.stabilisation(m, cs.c_kind, cs.c_phi, cs.c_un, cs.c_e, h, cs.recovery_speed, cs.bounce_speed, b)
             r = np.empty(n3)
             NK.apply_D(m, cs.c_body, cs.c_D, self.x[:self.nd].reshape(-1, 6), r)
             r += b
@@ -316,7 +316,13 @@ class NscEuler(Integrator):
             u = np.empty(n3)
             if self._col.shape[0] < n3:
                 self._col = np.zeros((2 * n3, 1))
-            mu = cs.c_mu[:m]
+            mu = cs.c_mu[:m]  # friction coefficients; the rolling blocks' disc radii, set below
+            kind = cs.c_kind[:m]
+            cone = kind == 0
+            rolling = ~cone
+            parent = cs.c_parent[:m]
+            roll = cs.c_roll[:m]
+            any_rolling = bool(rolling.any())
             if dense:
                 N = self._dense_N(m)
                 kw = {"N": N, "omega": self.omega}
@@ -325,25 +331,35 @@ class NscEuler(Integrator):
                 N_times = lambda x_, o_: self._apply_N(m, x_, o_)
                 kw = {"apply": N_times}
             slip = np.zeros(m)
-            if self.friction == "coulomb" and self.warm:
+            if (self.friction == "coulomb" or any_rolling) and self.warm:
                 N_times(gamma, u)
                 u += r
-                slip = np.sqrt(u[1::3] ** 2 + u[2::3] ** 2)
+                slip = np.where(cone, np.sqrt(u[1::3] ** 2 + u[2::3] ** 2), 0.0)
+            if any_rolling:
+                # rolling torque ≤ c_r γ_n: the disc's radius from the contact's normal impulse (fixed point)
+                mu[rolling] = roll[rolling] * np.maximum(gamma[3 * parent[rolling]], 0.0)
             r_mod = r.copy()
             outer = 0
             while True:
                 outer += 1
-                r_mod[0::3] = r[0::3] + mu * slip
-                info = solve_ccp(self.method, m, mu, eta, r_mod, gamma, u, tol=self.tol, max_iter=self.max_iter, **kw)
+                if self.friction == "coulomb":
+                    r_mod[0::3] = r[0::3] + np.where(cone, mu * slip, 0.0)
+                info = solve_ccp(self.method, m, mu, eta, r_mod, gamma, u, tol=self.tol, max_iter=self.max_iter,
+                                 kind=kind, **kw)
                 it += info.iterations
                 if not info.converged:
                     self.counters["contact_unconverged"] += 1
-                if self.friction != "coulomb":
-                    break
-                new_slip = np.sqrt(u[1::3] ** 2 + u[2::3] ** 2)
-                change = float(np.max(mu * np.abs(new_slip - slip)))
-                slip = new_slip
-                if change <= self.tol:
+                change = 0.0
+                if self.friction == "coulomb":
+                    new_slip = np.where(cone, np.sqrt(u[1::3] ** 2 + u[2::3] ** 2), 0.0)
+                    change = float(np.max(np.where(cone, mu * np.abs(new_slip - slip), 0.0)))
+                    slip = new_slip
+                if any_rolling:
+                    radius = roll[rolling] * np.maximum(gamma[3 * parent[rolling]], 0.0)
+                    # the radius's change as a velocity: times the block's inverse inertia scale
+                    change = max(change, float(np.max(np.abs(radius - mu[rolling]) * eta[rolling])))
+                    mu[rolling] = radius
+                if change <= self.tol or (self.friction != "coulomb" and not any_rolling):
                     break
                 if outer >= self.friction_iterations:
                     self.counters["friction_unconverged"] += 1

@@ -25,12 +25,12 @@ finite = st.floats(-10.0, 10.0, allow_nan=False)
 def test_cone_projection_is_the_euclidean_projection(gn, g1, g2, mu):
     x = np.array([gn, g1, g2])
     p = np.empty(3)
-    NK.project_cones(1, np.array([mu]), x, p)
+    NK.project_cones(1, np.zeros(1, np.int64), np.array([mu]), x, p)
     # in the cone
     assert math.hypot(p[1], p[2]) <= mu * p[0] + 1e-12
     # idempotent
     pp = np.empty(3)
-    NK.project_cones(1, np.array([mu]), p, pp)
+    NK.project_cones(1, np.zeros(1, np.int64), np.array([mu]), p, pp)
     np.testing.assert_allclose(pp, p, atol=1e-12)
     # x - Π x lies in the polar cone and is orthogonal to Π x (Moreau)
     d = x - p

@@ -261,3 +261,45 @@ def test_anitescu_relaxation_lifts_a_fast_sliding_contact():
     sim, _, tip_velocity, _ = _painleve_rod(2.0, "anitescu")
     sim.step()
     assert tip_velocity()[2] > 1.0
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_rolling_friction_decelerates_a_rolling_ball(solver):
+    """A solid ball (I = 2/5 m r²) rolling on flat ground with rolling friction c_r = 2 mm: the resisting
+    torque c_r m g gives a = -5 c_r g / (7 r) while it rolls without slip (μ = 0.5)."""
+    r, mass, c_r, v0 = 0.1, 2.0, 0.002, 1.0
+    m = td.Model()
+    ball = m.add_body("ball", mass=mass, inertia=[0.4 * mass * r * r] * 3, pos=[0, 0, r], vel=[v0, 0, 0],
+                      omega=[0, v0 / r, 0])
+    mat = Material("steel", friction=0.5)
+    nsc = NscContact(m, terrain=terrain.Flat(material=mat), rolling_friction=c_r)
+    nsc.add_shape(ball, shapes.Sphere(r), material=mat)
+    sim = _sim(m, nsc, 1e-3, solver)
+    speed, spin = [], []
+    for _ in range(500):
+        sim.step()
+        speed.append(sim.state.v[0, 0])
+        spin.append(sim.state.v[0, 4])
+    a = (speed[-1] - speed[99]) / 0.4
+    a_exact = -5.0 * c_r * G / (7.0 * r)
+    assert abs(a - a_exact) < 1e-6 * abs(a_exact), (a, a_exact)
+    assert abs(spin[-1] * r - speed[-1]) < 1e-8, (spin[-1] * r, speed[-1])
+    assert sim.integrator.last["contacts"] == 2  # the contact and its rolling block
+
+
+def test_rolling_friction_holds_a_ball_on_a_gentle_slope():
+    """A ball stays on a slope when the gravity torque about the contact, m g r sin θ, is within the rolling
+    resistance c_r m g cos θ, i.e. tan θ < c_r / r (here 0.02 < 0.03)."""
+    r, mass, c_r = 0.1, 2.0, 0.003
+    theta = math.atan(0.02)
+    n = np.array([math.sin(theta), 0.0, math.cos(theta)])
+    m = td.Model()
+    ball = m.add_body("ball", mass=mass, inertia=[0.4 * mass * r * r] * 3, pos=(r * n).tolist())
+    mat = Material("steel", friction=0.5)
+    nsc = NscContact(m, terrain=terrain.Plane(normal=n, point=(0, 0, 0), material=mat), rolling_friction=c_r)
+    nsc.add_shape(ball, shapes.Sphere(r), material=mat)
+    sim = _sim(m, nsc, 1e-3, "bb")  # APGD takes 260 iterations a step here (3 fixed-point rounds of ~90)
+    x0 = sim.state.q[0, :3].copy()
+    for _ in range(1000):
+        sim.step()
+    assert np.linalg.norm(sim.state.q[0, :3] - x0) < 1e-9
