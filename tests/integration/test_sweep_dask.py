@@ -1,5 +1,5 @@
 """Sweeps on a real Dask LocalCluster with 2 workers: a 3 x 3 sprocket-offset step-climb sweep, a killed
-sweep process that is resumed, points refused by the geometry recorded as failed, the same table on 1
+sweep process that is resumed, points refused by the geometry recorded as refused, the same table on 1
 and on 2 workers, a killed worker whose point is re-run. Cheap event settings: one 10 cm step trial per
 point, 0.3 s of simulated time at h = 1e-3 (with the §5.1 tensioning inside the 0.2 s settle)."""
 
@@ -82,7 +82,7 @@ def test_killed_sweep_process_resumes_with_only_the_missing_points(tmp_path):
     assert info["workers"] == 2
     df = _table(out)
     assert len(df) == 9 and set(df["point"]) == _done(out)
-    failed = df[df["status"] == "failed"]
+    failed = df[df["status"] == "refused"]
     # the sprocket 0.2 m back and not raised intersects the first road wheel (thesis §5.2: discarded)
     assert set(failed["point"]) == {"sprocket.dx=m0.2_sprocket.dz=m0.2", "sprocket.dx=m0.2_sprocket.dz=p0"}
     assert (failed["error_type"] == "GeometryError").all() and failed["error"].str.contains("intersects").all()
@@ -90,7 +90,7 @@ def test_killed_sweep_process_resumes_with_only_the_missing_points(tmp_path):
     assert len(ok) == 7 and ok["itt_N"].notna().all() and ok["idler_x_m"].notna().all()
     assert (out / "figures" / "itt_N.png").exists() and (out / "manifest.json").exists()
     man = json.loads((out / "manifest.json").read_text())
-    assert sorted(p["state"] for p in man["points"]) == ["failed"] * 2 + ["ok"] * 7
+    assert sorted(p["state"] for p in man["points"]) == ["ok"] * 7 + ["refused"] * 2
     # a third run has nothing left to do
     r = subprocess.run(_cmd(f, out), capture_output=True, text=True, timeout=300)
     info = json.loads(r.stdout.strip().splitlines()[-1])
@@ -101,7 +101,7 @@ def test_killed_sweep_process_resumes_with_only_the_missing_points(tmp_path):
     r = subprocess.run(_cmd(f, out1, workers=1), capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr[-3000:]
     info = json.loads(r.stdout.strip().splitlines()[-1])
-    assert info["workers"] == 1 and info["ran"] == 9 and info["ok"] == 7 and info["failed"] == 2
+    assert info["workers"] == 1 and info["ran"] == 9 and info["ok"] == 7 and info["refused"] == 2
     one = _table(out1)
     assert one["worker_pid"].nunique() == 1 and df["worker_pid"].nunique() >= 2
     timing = ["point_wall_time_s", "worker_pid", "wall_time_s", "run_wall_time_s", "build_wall_time_s",
@@ -165,8 +165,9 @@ def test_an_existing_scheduler_runs_the_points_and_records_refused_ones(tmp_path
         info = run_sweep(f, tmp_path / "out", scheduler=cluster.scheduler_address)
         with Client(cluster.scheduler_address) as c:  # still up after the sweep closed its client
             assert len(c.scheduler_info()["workers"]) == 1
-    assert info["scheduler"] == cluster.scheduler_address and info["failed"] == 2 and info["missing"] == 0
-    assert set(info["failures"]) == {"sprocket.dx=m0.2_sprocket.dz=m0.2", "sprocket.dx=m0.2_sprocket.dz=p0"}
-    assert all(e.startswith("GeometryError") for e in info["failures"].values())
+    assert info["scheduler"] == cluster.scheduler_address and info["refused"] == 2 and info["missing"] == 0
+    assert info["failed"] == 0
+    assert set(info["refusals"]) == {"sprocket.dx=m0.2_sprocket.dz=m0.2", "sprocket.dx=m0.2_sprocket.dz=p0"}
+    assert all(e.startswith("GeometryError") for e in info["refusals"].values())
     df = _table(tmp_path / "out")
-    assert list(df["status"]) == ["failed", "failed"] and df["error"].str.contains("intersects").all()
+    assert list(df["status"]) == ["refused", "refused"] and df["error"].str.contains("intersects").all()

@@ -24,8 +24,18 @@ grid of parameters::
 Grid keys: ``sprocket.dx``, ``sprocket.dz``, ``idler.dx``, ``idler.dz``
 (offsets from the spec's positions, m — a new, re-derived spec per point,
 thesis §5.1), ``spec.<dotted path>`` (any spec field, e.g.
-``spec.shoes.bending_stiffness``) and ``event.<option>`` (an event option,
-e.g. ``event.height_in``).
+``spec.materials.pad.youngs_modulus``), ``event.<option>`` (an event option,
+e.g. ``event.height_in``, ``event.step``), ``scenario.<option>`` (a scenario
+option of the fidelity, e.g. ``scenario.contact.implicit = [true, false]``),
+``hull`` (``[true, false]``: the spec's hull shapes kept or removed) and
+``friction`` (the track–ground friction coefficient: the pad material's μ and,
+for events with an obstacle ``material`` (step climb), the obstacle's μ; the
+flat ground around it keeps the terrain's μ 0.8, and a pair's μ is the
+smaller of the two). Every value is checked when the file is read.
+
+Built-in sweep files (:func:`builtin_sweeps`, ``trackdyn sweep --list``) live
+in ``trackdyn/experiments/sweeps/*.toml``; a file may carry a one-line
+``description``.
 
 Running (:func:`run_sweep`, ``trackdyn sweep FILE``): every grid point is one
 task on a Dask cluster — an embedded ``LocalCluster`` with one single-thread
@@ -33,8 +43,10 @@ worker process per core, or an existing scheduler. Output folder::
 
     manifest.json      the sweep, every point (id, parameters, folder) and its state; rewritten atomically
     sweep.toml         the sweep file as given
-    points/<id>/       one event folder per point: summary.json (done) or failed.json (failed), trial folders
-    results.parquet    the combined table: one row per point of the grid, exactly once
+    points/<id>/       one folder per point: summary.json (done; the event result without its time
+                       series), failed.json (failed) or refused.json (a geometry the assembly refuses),
+                       point.json (wall time, worker); trial folders only with ``series=True``
+    results.parquet    the combined table: one row per point of the grid, exactly once (and results.csv)
     figures/*.png      heatmaps of the chosen values over the two grid axes (Figs. 5.2, 5.5, 5.6, 5.8-5.10)
 
 Guarantees:
@@ -49,8 +61,13 @@ Guarantees:
 - A worker that dies mid-task (killed, out of memory) loses nothing: the
   scheduler re-runs its task on another worker (Dask's ``allowed-failures``,
   3 by default); a task that keeps killing workers is recorded as failed.
-- A point that fails deterministically (a refused geometry, a diverged run,
-  bad options) is recorded as failed with its error, and the sweep goes on.
+- A configuration the assembly refuses (a ``GeometryError``: e.g. a sprocket
+  intersecting road wheel 1, which the thesis discarded, §5.2) is recorded as
+  *refused* with the reason; a point that fails deterministically (a diverged
+  run, bad options) as *failed* with its error; the sweep goes on.
+- :func:`sweep_status` reads a folder alone (done, failed, refused, left,
+  in progress, ETA from the measured point times), so a partial study copied
+  to another machine can be inspected and resumed there.
 """
 
 from __future__ import annotations
@@ -79,9 +96,16 @@ from ..viz.plots import grid_map, new_figure, peak_vs_parameter, save_figure
 from .events import EVENTS, EventDiverged, resolve_vehicle, run_event
 
 __all__ = ["SweepSpec", "load_sweep", "sweep_from_dict", "run_sweep", "run_point", "sweep_table", "sweep_figures",
-           "GEOMETRY_KEYS", "DEFAULT_VALUES"]
+           "sweep_status", "builtin_sweeps", "find_sweep", "GEOMETRY_KEYS", "DEFAULT_VALUES", "SWEEPS_DIR"]
 
 GEOMETRY_KEYS = ("sprocket.dx", "sprocket.dz", "idler.dx", "idler.dz")
+#: Grid keys that are neither geometry offsets nor prefixed (module docstring).
+SPECIAL_KEYS = ("hull", "friction")
+#: The built-in sweep files (package data).
+SWEEPS_DIR = Path(__file__).resolve().parent / "sweeps"
+#: Event-result keys that hold time series or profiles: left out of a point's summary.json unless
+#: the sweep keeps series (the per-point summaries stay small enough to copy and commit).
+SERIES_KEYS = ("paths", "terrain_profile", "trace", "series", "time_series", "path", "mechanism_series")
 #: Values mapped by default, per event (the thesis's figures).
 DEFAULT_VALUES = {
     "step-climb": ["limit_m", "limit_over_sprocket_height", "itt_N", "idler_x_m"],
@@ -104,6 +128,7 @@ class SweepSpec:
     fidelity: str | None = None
     name: str = "sweep"
     values: tuple = ()
+    description: str = ""
 
     def points(self) -> list[dict]:
         """Every grid point as ``{"id", "params"}``, in grid order (first axis slowest)."""
@@ -122,7 +147,11 @@ class SweepSpec:
     def to_dict(self) -> dict:
         return {"name": self.name, "vehicle": self.vehicle, "event": self.event, "fidelity": self.fidelity,
                 "grid": {k: list(v) for k, v in self.grid.items()}, "options": dict(self.options),
-                "values": list(self.values)}
+                "values": list(self.values), "description": self.description}
+
+    def shape(self) -> tuple:
+        """Number of values per grid axis, in grid order."""
+        return tuple(len(v) for v in self.grid.values())
 
 
 def _fmt(v) -> str:
@@ -163,8 +192,8 @@ def _axis(key, spec):
         raise ValueError(f"{where} = {spec!r}: expected a non-empty list of values or a range table")
     out = []
     for v in spec:
-        if isinstance(v, bool) or not isinstance(v, (int, float, str)):
-            raise ValueError(f"{where}: value {v!r} is not a number or a string")
+        if not isinstance(v, (bool, int, float, str)):
+            raise ValueError(f"{where}: value {v!r} is not a number, a string or true/false")
         if isinstance(v, float) and not math.isfinite(v):
             raise ValueError(f"{where}: value {v!r} is not finite")
         if v not in out:
@@ -173,10 +202,17 @@ def _axis(key, spec):
 
 
 def sweep_from_dict(data: dict) -> SweepSpec:
-    """A :class:`SweepSpec` from a parsed sweep file; ``ValueError`` names the field and the reason."""
+    """A :class:`SweepSpec` from a parsed sweep file; ``ValueError`` names the field, the value and the reason.
+
+    Every grid value is checked here, before any simulation: ``spec.*`` values
+    are applied to the vehicle, ``scenario.*`` values to a scenario of the
+    sweep's fidelity, ``hull`` takes true/false and ``friction`` positive
+    numbers. (Geometry offsets are checked per point: a configuration the
+    assembly refuses is a result of the study, recorded as refused.)
+    """
     if not isinstance(data, dict):
         raise ValueError("sweep: the top level must be a table")
-    unknown = set(data) - {"name", "vehicle", "event", "fidelity", "grid", "options", "figures"}
+    unknown = set(data) - {"name", "description", "vehicle", "event", "fidelity", "grid", "options", "figures"}
     if unknown:
         raise ValueError(f"sweep: unknown field(s) {sorted(unknown)}")
     for req in ("vehicle", "event", "grid"):
@@ -194,41 +230,98 @@ def sweep_from_dict(data: dict) -> SweepSpec:
     import inspect
 
     params = inspect.signature(EVENTS[event]).parameters
-    grid = {}
-    for k, v in grid_in.items():
-        if k in GEOMETRY_KEYS:
-            pass
-        elif k.startswith("spec."):
-            if len(k) <= 5:
-                raise ValueError(f"sweep.grid.{k}: name a spec field after 'spec.'")
-        elif k.startswith("event."):
-            if k[6:] not in params or k[6:] in ("vehicle", "out", "progress"):
-                raise ValueError(f"sweep.grid.{k}: {event} has no option {k[6:]!r}")
-        else:
-            raise ValueError(f"sweep.grid.{k}: unknown parameter; use {', '.join(GEOMETRY_KEYS)}, "
-                             "spec.<field> or event.<option>")
-        grid[k] = _axis(k, v)
-    options = dict(data.get("options", {}))
-    bad = [k for k in options if k not in params or k in ("vehicle", "out", "progress")]
-    if bad:
-        raise ValueError(f"sweep.options: {event} has no option(s) {bad}")
     fidelity = data.get("fidelity")
     if fidelity is not None:
         fidelities = _scenario.FIDELITIES
         if fidelity not in fidelities:
             raise ValueError(f"sweep.fidelity = {fidelity!r}: choose one of {fidelities}")
+    grid = {}
+    for k, v in grid_in.items():
+        if k in GEOMETRY_KEYS or k in SPECIAL_KEYS:
+            pass
+        elif k.startswith("spec."):
+            if len(k) <= 5:
+                raise ValueError(f"sweep.grid.{k}: name a spec field after 'spec.'")
+        elif k.startswith("event."):
+            if k[6:] not in params or k[6:] in ("vehicle", "out", "progress", "scenario_options"):
+                raise ValueError(f"sweep.grid.{k}: {event} has no option {k[6:]!r}")
+        elif k.startswith("scenario."):
+            if len(k) <= 9:
+                raise ValueError(f"sweep.grid.{k}: name a scenario option after 'scenario.' (e.g. contact.implicit)")
+        else:
+            raise ValueError(f"sweep.grid.{k}: unknown parameter; use {', '.join(GEOMETRY_KEYS)}, "
+                             f"{', '.join(SPECIAL_KEYS)}, spec.<field>, event.<option> or scenario.<option>")
+        grid[k] = _axis(k, v)
+        _check_values(k, grid[k], vehicle, event, params, fidelity or "links")
+    options = dict(data.get("options", {}))
+    bad = [k for k in options if k not in params or k in ("vehicle", "out", "progress")]
+    if bad:
+        raise ValueError(f"sweep.options: {event} has no option(s) {bad}")
     figs = data.get("figures", {})
     values = tuple(figs.get("values", DEFAULT_VALUES.get(event, ()))) if isinstance(figs, dict) else ()
     name = str(data.get("name", "sweep"))
+    description = data.get("description", "")
+    if not isinstance(description, str):
+        raise ValueError(f"sweep.description = {description!r}: expected a string")
     return SweepSpec(vehicle=vehicle, event=event, grid=grid, options=options, fidelity=fidelity, name=name,
-                     values=values)
+                     values=values, description=description)
+
+
+def _check_values(key, values, vehicle, event, params, fidelity):
+    """Refuse grid values that can never run, naming the key, the value and the reason (no simulation)."""
+    where = f"sweep.grid.{key}"
+    if key in GEOMETRY_KEYS or key == "friction":
+        for v in values:
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise ValueError(f"{where}: value {v!r} is not a number")
+        if key == "friction":
+            for v in values:
+                if not 0 < v <= 2:
+                    raise ValueError(f"{where}: value {v!r}: a friction coefficient must be in (0, 2]")
+    elif key == "hull":
+        for v in values:
+            if not isinstance(v, bool):
+                raise ValueError(f"{where}: value {v!r}: expected true (the spec's hull) or false (no hull)")
+    elif key.startswith("spec."):
+        for v in values:
+            try:
+                resolve_vehicle(vehicle, changes={key[5:]: v})
+            except (SpecError, ValueError, KeyError, TypeError) as err:
+                raise ValueError(f"{where}: value {v!r}: {err}") from None
+    elif key.startswith("scenario."):
+        from ..formulations.contract import get_formulation
+        from ..spec.scenario import Scenario
+
+        for v in values:
+            try:
+                sc = Scenario(vehicle=vehicle, fidelity=fidelity, options={key[9:]: v})
+                get_formulation(fidelity).check(sc)
+            except (ValueError, TypeError) as err:
+                raise ValueError(f"{where}: value {v!r}: {err}") from None
+
+
+def builtin_sweeps() -> dict:
+    """The sweep files shipped with trackdyn: ``{name: path}`` (``trackdyn sweep --list``)."""
+    return {p.stem: p for p in sorted(SWEEPS_DIR.glob("*.toml"))}
+
+
+def find_sweep(name_or_path) -> Path:
+    """A sweep file's path from a path or a built-in name; ``ValueError`` names the built-ins."""
+    p = Path(name_or_path)
+    if p.is_file():
+        return p
+    found = builtin_sweeps().get(str(name_or_path))
+    if found is not None:
+        return found
+    raise ValueError(f"sweep {str(name_or_path)!r}: no such file and no built-in sweep of that name; built-in: "
+                     f"{', '.join(builtin_sweeps()) or 'none'}")
 
 
 def load_sweep(path) -> SweepSpec:
-    """Read and validate a TOML sweep file."""
+    """Read and validate a TOML sweep file (a path, or a built-in sweep's name)."""
     import tomllib
 
-    p = Path(path)
+    p = find_sweep(path)
     try:
         data = tomllib.loads(p.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
@@ -243,25 +336,70 @@ def load_sweep(path) -> SweepSpec:
 def _spec_for(sweep: dict, params: dict):
     geo = {k.replace(".", "_"): float(v) for k, v in params.items() if k in GEOMETRY_KEYS}
     changes = {k[5:]: v for k, v in params.items() if k.startswith("spec.")}
+    if params.get("hull") is False:
+        changes["chassis.hull"] = []
+    if "friction" in params:
+        changes["materials.pad.friction"] = float(params["friction"])
     return resolve_vehicle(sweep["vehicle"], changes=changes or None, **geo)
 
 
+def _event_options(sweep: dict, params: dict) -> dict:
+    """The event's keyword options at a point: the file's options, ``event.*``, ``scenario.*``, ``friction``."""
+    import inspect
+
+    opts = dict(sweep.get("options", {}))
+    opts.update({k[6:]: v for k, v in params.items() if k.startswith("event.")})
+    scen = {k[9:]: v for k, v in params.items() if k.startswith("scenario.")}
+    if scen:  # the event's scenario_options are Scenario keywords; the fidelity's options sit under "options"
+        so = dict(opts.get("scenario_options") or {})
+        so["options"] = {**dict(so.get("options") or {}), **scen}
+        opts["scenario_options"] = so
+    if "friction" in params and "material" in inspect.signature(EVENTS[sweep["event"]]).parameters:
+        from dataclasses import replace as _replace
+
+        from .trials import TIMBER
+
+        base = opts.get("material") or TIMBER
+        opts["material"] = _replace(base, friction=float(params["friction"]))
+    if sweep.get("fidelity"):
+        opts["fidelity"] = sweep["fidelity"]
+    return opts
+
+
+def _small(obj):
+    """An event result without its time series (:data:`SERIES_KEYS`), for a point's summary.json."""
+    if isinstance(obj, dict):
+        return {k: _small(v) for k, v in obj.items() if k not in SERIES_KEYS}
+    if isinstance(obj, (list, tuple)):
+        return [_small(v) for v in obj]
+    return obj
+
+
 def _done_record(folder: Path):
-    s, f = folder / "summary.json", folder / "failed.json"
+    s, f, r = folder / "summary.json", folder / "failed.json", folder / "refused.json"
     if s.exists():
         return {"status": "ok", "summary": json.loads(s.read_text(encoding="utf-8"))}
+    if r.exists():
+        d = json.loads(r.read_text(encoding="utf-8"))
+        return {"status": "refused", "error": d.get("error"), "error_type": d.get("error_type")}
     if f.exists():
         d = json.loads(f.read_text(encoding="utf-8"))
-        return {"status": "failed", "error": d.get("error"), "error_type": d.get("error_type")}
+        # folders written before refusals had their own state: a GeometryError was recorded as failed
+        status = "refused" if d.get("error_type") == "GeometryError" else "failed"
+        return {"status": status, "error": d.get("error"), "error_type": d.get("error_type")}
     return None
 
 
-def run_point(sweep: dict, point: dict, out: str) -> dict:
+def run_point(sweep: dict, point: dict, out: str, series: bool = False) -> dict:
     """Compute one grid point (on a Dask worker): the event into a temporary folder, renamed when done.
 
-    Returns ``{"id", "status": "ok" | "failed", "error", "pid", "wall_time_s", "reused"}``.
-    Deterministic errors (geometry, spec, diverged run, bad options) are
-    recorded in ``failed.json`` and returned, never raised.
+    Returns ``{"id", "status": "ok" | "failed" | "refused", "error", "pid", "wall_time_s", "reused"}``.
+    A geometry the assembly refuses (``GeometryError``, before anything runs)
+    is recorded in ``refused.json``; other deterministic errors (spec,
+    diverged run, bad options) in ``failed.json``; they are returned, never
+    raised. With ``series`` the event writes its trial folders (time series)
+    and figures into the point folder; otherwise only ``summary.json``
+    without the result's time series.
     """
     points_dir = Path(out) / "points"
     final = points_dir / point["id"]
@@ -277,15 +415,22 @@ def run_point(sweep: dict, point: dict, out: str) -> dict:
     status, error = "ok", None
     try:
         spec = _spec_for(sweep, point["params"])
-        opts = dict(sweep.get("options", {}))
-        opts.update({k[6:]: v for k, v in point["params"].items() if k.startswith("event.")})
-        if sweep.get("fidelity"):
-            opts["fidelity"] = sweep["fidelity"]
-        run_event(sweep["event"], spec, out=tmp, **opts)
-    except (GeometryError, SpecError, EventDiverged, ValueError) as err:
+        opts = _event_options(sweep, point["params"])
+        if series:
+            res = run_event(sweep["event"], spec, out=tmp, **opts)
+        else:
+            res = run_event(sweep["event"], spec, **opts)
+        write_json_atomic(tmp / "summary.json", _small(dict(res)))
+    except GeometryError as err:
+        status, error = "refused", f"{type(err).__name__}: {err}"
+        write_json_atomic(tmp / "refused.json", {"error": str(err), "error_type": type(err).__name__,
+                                                 "params": point["params"]})
+    except (SpecError, EventDiverged, ValueError) as err:
         status, error = "failed", f"{type(err).__name__}: {err}"
         write_json_atomic(tmp / "failed.json", {"error": str(err), "error_type": type(err).__name__,
                                                 "traceback": traceback.format_exc(), "params": point["params"]})
+    if status != "ok" and (tmp / "summary.json").exists():
+        (tmp / "summary.json").unlink()
     wall = time.perf_counter() - t0
     write_json_atomic(tmp / "point.json", {"id": point["id"], "params": point["params"], "status": status,
                                            "pid": os.getpid(), "wall_time_s": wall})
@@ -305,8 +450,9 @@ def run_point(sweep: dict, point: dict, out: str) -> dict:
 def _record_failure(out: Path, point: dict, err: BaseException) -> dict:
     """Record a point whose task raised on the cluster (e.g. it kept killing workers) as failed."""
     final = out / "points" / point["id"]
-    if _done_record(final) is not None:
-        return {"id": point["id"], "status": _done_record(final)["status"], "reused": True}
+    done = _done_record(final)
+    if done is not None:
+        return {"id": point["id"], "status": done["status"], "error": done.get("error"), "reused": True}
     tmp = out / "points" / f".{point['id']}.tmp-client-{uuid.uuid4().hex[:8]}"
     tmp.mkdir(parents=True)
     msg = f"{type(err).__name__}: {err}"
@@ -331,8 +477,9 @@ def _scalars(d: dict, prefix="") -> dict:
 
 
 def sweep_table(spec: SweepSpec, out):
-    """The combined table (a pandas DataFrame) of a sweep folder: one row per grid point (done or failed),
-    missing points omitted."""
+    """The combined table (a pandas DataFrame) of a sweep folder: one row per grid point with a record
+    (``status`` ok, failed or refused; ``error`` the error or the refusal's reason), missing points
+    omitted."""
     import pandas as pd
 
     out = Path(out)
@@ -372,15 +519,41 @@ def _write_table(df, path: Path) -> Path:
 def sweep_figures(spec: SweepSpec, df, out=None) -> dict:
     """Heatmaps of each value over the sweep's two numeric grid axes (korner-2024 Figs. 5.2, 5.5, 5.6,
     5.8-5.10 left), and the value at the configurations' actual idler positions (the figures' right
-    panels) when the rows carry ``idler_x_m``/``idler_z_m``. One numeric axis gives a line plot.
+    panels) when the rows carry ``idler_x_m``/``idler_z_m``. One numeric axis gives a line plot. Further
+    axes with several values (e.g. ``event.height_in`` of the half-round study) give one figure per value
+    of them (stem ``<value>__<axis>=<v>``). Refused points are drawn as refused (hatched, "refused").
 
     Returns ``{stem: Figure}``; with ``out`` they are written to ``out/figures/<stem>.png``.
     """
-    axes = [k for k, v in spec.grid.items() if len(v) > 1 and all(isinstance(x, (int, float)) for x in v)]
+    multi = [k for k, v in spec.grid.items() if len(v) > 1]
+    numeric = [k for k in multi if all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                                          for x in spec.grid[k])]
+    geo = [k for k in numeric if k in GEOMETRY_KEYS]
+    axes = (geo + [k for k in numeric if k not in geo])[:2]
+    facets = [k for k in multi if k not in axes]
     figs = {}
     if df is None or len(df) == 0:
         return figs
+    if facets and all(k in df.columns for k in facets):
+        for combo in itertools.product(*(spec.grid[k] for k in facets)):
+            sel = np.ones(len(df), dtype=bool)
+            for k, v in zip(facets, combo):
+                sel &= (df[k] == v).to_numpy()
+            tag = "_".join(f"{k}={_fmt(v)}" for k, v in zip(facets, combo))
+            sub = _figures_on(spec, df[sel], axes, f" ({tag})")
+            figs.update({f"{stem}__{tag}": fig for stem, fig in sub.items()})
+    else:
+        figs = _figures_on(spec, df, axes, "")
+    if out is not None:
+        for stem, fig in figs.items():
+            save_figure(fig, Path(out) / "figures" / f"{re.sub(r'[^A-Za-z0-9._=-]+', '_', stem)}.png", dpi=100)
+    return figs
+
+
+def _figures_on(spec, df, axes, suffix):
+    figs = {}
     ok = df[df["status"] == "ok"] if "status" in df else df
+    refused = df[df["status"] == "refused"] if "status" in df else df.iloc[:0]
     names = {"sprocket.dx": "sprocket offset x [m]", "sprocket.dz": "sprocket offset z [m]",
              "idler.dx": "idler offset x [m]", "idler.dz": "idler offset z [m]"}
     for val in spec.values:
@@ -398,15 +571,21 @@ def sweep_figures(spec: SweepSpec, df, out=None) -> dict:
                     Z[ys.index(r[ax_y]), xs.index(r[ax_x])] = float(v)
                 except (ValueError, TypeError):
                     continue
-            figs[val] = grid_map(xs, ys, Z, xlabel=names.get(ax_x, ax_x), ylabel=names.get(ax_y, ax_y),
-                                 zlabel=val, title=f"{spec.name}: {val}", marks=[(0.0, 0.0, "design")]
-                                 if 0.0 in xs and 0.0 in ys else None)
+            fig = grid_map(xs, ys, Z, xlabel=names.get(ax_x, ax_x), ylabel=names.get(ax_y, ax_y),
+                           zlabel=val, title=f"{spec.name}: {val}{suffix}", marks=[(0.0, 0.0, "design")]
+                           if 0.0 in xs and 0.0 in ys else None)
+            if len(refused):
+                ax = fig.axes[0]
+                ax.scatter(refused[ax_x].astype(float), refused[ax_y].astype(float), marker="x", c="k", s=60,
+                           label="refused (geometry)")
+                ax.legend(loc="upper right", fontsize=7)
+            figs[val] = fig
         elif len(axes) == 1:
             a = axes[0]
             sub = ok.sort_values(a)
             y = np.array([np.nan if v is None else float(v) for v in sub[val]])
             figs[val] = peak_vs_parameter(sub[a].to_numpy(float), y, xlabel=names.get(a, a), ylabel=val,
-                                          title=f"{spec.name}: {val}")
+                                          title=f"{spec.name}: {val}{suffix}")
         if {"idler_x_m", "idler_z_m"} <= set(ok.columns) and val not in ("idler_x_m", "idler_z_m") \
                 and any(k.startswith("idler.") for k in axes):
             fig, ax = new_figure(6.5, 4.8)
@@ -416,13 +595,80 @@ def sweep_figures(spec: SweepSpec, df, out=None) -> dict:
             fig.colorbar(sc, ax=ax, label=val)
             ax.set_xlabel("actual idler x [m] (vehicle frame)")
             ax.set_ylabel("actual idler z [m] (vehicle frame)")
-            ax.set_title(f"{spec.name}: {val} at the settled idler positions")
+            ax.set_title(f"{spec.name}: {val} at the settled idler positions{suffix}")
             ax.grid(True, alpha=0.3)
             figs[f"{val}_actual"] = fig
-    if out is not None:
-        for stem, fig in figs.items():
-            save_figure(fig, Path(out) / "figures" / f"{stem}.png", dpi=100)
     return figs
+
+
+# ---------------------------------------------------------------------------------------------- status
+def _point_info(folder: Path) -> dict:
+    pj = folder / "point.json"
+    try:
+        return json.loads(pj.read_text(encoding="utf-8")) if pj.exists() else {}
+    except (OSError, json.JSONDecodeError):
+        return {}
+
+
+def _eta(times, left, workers):
+    """Seconds left: ``left`` points at the mean measured point time, ``workers`` at a time."""
+    if not left:
+        return 0.0
+    if not times:
+        return None
+    return float(np.mean(times)) * left / max(1, int(workers or 1))
+
+
+def sweep_status(out, workers: int | None = None) -> dict:
+    """The state of a sweep folder, from its manifest and point folders alone (no cluster, no simulation).
+
+    Returns ``{"sweep", "event", "dir", "points", "done", "failed", "refused", "left", "in_progress",
+    "mean_point_s", "workers", "eta_s", "failures": {id: error}, "refusals": {id: reason}, "complete"}``:
+    ``done`` counts points with a result, ``failed`` and ``refused`` those recorded so (with the
+    error or the reason), ``left`` the rest; ``in_progress`` the unfinished attempts' folders present
+    (running now, or left by a killed run). ``eta_s`` is ``left`` times the mean wall time of the
+    points computed so far (refused points take no time and are not counted), divided by ``workers``
+    (default: the manifest's); ``None`` before any point was computed.
+    """
+    out = Path(out)
+    man_path = out / "manifest.json"
+    if not man_path.exists():
+        raise ValueError(f"{out}: not a sweep folder (no manifest.json)")
+    try:
+        man = json.loads(man_path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as err:
+        raise ValueError(f"{man_path}: cannot read the manifest: {err}") from None
+    points = man.get("points", [])
+    counts = {"ok": 0, "failed": 0, "refused": 0}
+    failures, refusals, times = {}, {}, []
+    for p in points:
+        folder = out / "points" / p["id"]
+        rec = _done_record(folder)
+        if rec is None:
+            continue
+        counts[rec["status"]] += 1
+        if rec["status"] == "failed":
+            failures[p["id"]] = rec.get("error")
+        elif rec["status"] == "refused":
+            refusals[p["id"]] = rec.get("error")
+        if rec["status"] != "refused":
+            w = _point_info(folder).get("wall_time_s")
+            if isinstance(w, (int, float)) and w > 0:
+                times.append(float(w))
+    pdir = out / "points"
+    ids = {p["id"] for p in points}
+    in_progress = sorted({d.name[1:].split(".tmp-")[0] for d in pdir.iterdir()
+                          if d.is_dir() and d.name.startswith(".") and ".tmp-" in d.name}
+                         & ids) if pdir.exists() else []
+    left = len(points) - sum(counts.values())
+    n_workers = workers if workers else (man.get("workers") or 1)
+    sw = man.get("sweep", {})
+    return {"sweep": sw.get("name"), "event": sw.get("event"), "vehicle": sw.get("vehicle"), "dir": str(out),
+            "points": len(points), "done": counts["ok"], "failed": counts["failed"], "refused": counts["refused"],
+            "left": left, "in_progress": in_progress,
+            "mean_point_s": float(np.mean(times)) if times else None, "computed": len(times),
+            "workers": int(n_workers), "eta_s": _eta(times, left, n_workers), "failures": failures,
+            "refusals": refusals, "complete": left == 0, "updated": man.get("updated")}
 
 
 # ---------------------------------------------------------------------------------------------- running
@@ -431,7 +677,7 @@ def _manifest(spec, out, points, states, started, workers, scheduler):
             "started": started, "updated": time.time(), "workers": workers, "scheduler": scheduler,
             "points": [{"id": p["id"], "params": p["params"], "folder": f"points/{p['id']}",
                         "state": states.get(p["id"], "pending")} for p in points],
-            "counts": {s: sum(1 for v in states.values() if v == s) for s in ("ok", "failed", "running")}}
+            "counts": {s: sum(1 for v in states.values() if v == s) for s in ("ok", "failed", "refused")}}
 
 
 def _clean_tmp(out: Path) -> int:
@@ -446,7 +692,7 @@ def _clean_tmp(out: Path) -> int:
 
 
 def run_sweep(spec, out, scheduler: str | None = None, workers: int | None = None, progress=None,
-              retry_failed: bool = False, figures: bool = True) -> dict:
+              retry_failed: bool = False, figures: bool = True, series: bool = False, on_update=None) -> dict:
     """Run (or resume) a sweep on Dask; returns a JSON-ready summary.
 
     Parameters
@@ -462,12 +708,19 @@ def run_sweep(spec, out, scheduler: str | None = None, workers: int | None = Non
     progress : callable, optional
         ``progress(done, total, record)`` after each point.
     retry_failed : bool
-        Also re-run points recorded as failed.
+        Also re-run points recorded as failed (never the refused ones: a refusal is the geometry's).
+    series : bool
+        Keep every point's trial folders (time series) and event figures; default only the point's
+        summary.json without time series (small enough to copy a partial study and resume it elsewhere).
+    on_update : callable, optional
+        ``on_update(snapshot)`` when the sweep starts and after each point, ``snapshot = {"total",
+        "done", "ok", "failed", "refused", "running", "left", "ran", "elapsed_s", "eta_s"}``: the live
+        progress display. ``eta_s`` comes from this run's measured point times.
     """
     from distributed import Client, LocalCluster, as_completed
 
     if not isinstance(spec, SweepSpec):
-        src = Path(spec)
+        src = find_sweep(spec)
         spec = load_sweep(src)
         text = src.read_text(encoding="utf-8")
     else:
@@ -503,12 +756,24 @@ def run_sweep(spec, out, scheduler: str | None = None, workers: int | None = Non
     t0 = time.perf_counter()
     ran = []
     sweep_dict = spec.to_dict()
+    n_slots = n_workers
+
+    def snapshot():
+        c = {k: sum(1 for v in states.values() if v == k) for k in ("ok", "failed", "refused")}
+        done = sum(c.values())
+        left = len(points) - done
+        times = [r["wall_time_s"] for r in ran if not r.get("reused") and r["status"] != "refused"
+                 and r.get("wall_time_s")]
+        return {"total": len(points), "done": done, **c, "running": min(left, n_slots), "left": left,
+                "ran": len(ran), "elapsed_s": time.perf_counter() - t0, "eta_s": _eta(times, left, n_slots)}
+
     if pending:
         import logging
 
         cluster = None
         if scheduler:
             client = Client(scheduler)
+            n_slots = max(1, len(client.scheduler_info().get("workers", {})))
         else:
             cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
                                    dashboard_address=None, silence_logs=logging.ERROR)
@@ -517,9 +782,11 @@ def run_sweep(spec, out, scheduler: str | None = None, workers: int | None = Non
             token = uuid.uuid4().hex[:8]
             futs = {}
             for p in pending:
-                f = client.submit(run_point, sweep_dict, p, str(out.resolve()), key=f"trackdyn-point-{p['id']}-{token}",
-                                  pure=False)
+                f = client.submit(run_point, sweep_dict, p, str(out.resolve()), series,
+                                  key=f"trackdyn-point-{p['id']}-{token}", pure=False)
                 futs[f] = p
+            if on_update is not None:
+                on_update(snapshot())
             done = len(points) - len(pending)
             for f in as_completed(list(futs)):
                 p = futs[f]
@@ -533,21 +800,30 @@ def run_sweep(spec, out, scheduler: str | None = None, workers: int | None = Non
                 write_json_atomic(man_path, _manifest(spec, out, points, states, started, n_workers, scheduler))
                 if progress is not None:
                     progress(done, len(points), rec)
+                if on_update is not None:
+                    on_update(snapshot())
         finally:
             client.close()
             if cluster is not None:
                 cluster.close()
+    elif on_update is not None:
+        on_update(snapshot())
     wall = time.perf_counter() - t0
     df = sweep_table(spec, out)
     table = _write_table(df, out / "results.parquet") if len(df) else None
+    if table is not None:  # the same table as CSV, for a spreadsheet or a diff
+        tmp_csv = out / f".results.csv.tmp-{os.getpid()}"
+        df.to_csv(tmp_csv, index=False)
+        os.replace(tmp_csv, out / "results.csv")
     figs = []
     if figures and len(df):
         figs = [f"figures/{k}.png" for k in sweep_figures(spec, df, out)]
-    counts = {s: int(sum(1 for v in states.values() if v == s)) for s in ("ok", "failed")}
+    counts = {s: int(sum(1 for v in states.values() if v == s)) for s in ("ok", "failed", "refused")}
     return {"sweep": spec.name, "event": spec.event, "vehicle": spec.vehicle, "points": len(points),
-            "ok": counts["ok"], "failed": counts["failed"], "ran": len(ran),
+            "ok": counts["ok"], "failed": counts["failed"], "refused": counts["refused"], "ran": len(ran),
             "reused": int(sum(1 for r in ran if r.get("reused"))), "skipped": len(points) - len(pending),
-            "missing": len(points) - counts["ok"] - counts["failed"], "removed_partial": removed,
+            "missing": len(points) - sum(counts.values()), "removed_partial": removed,
             "workers": n_workers if not scheduler else None, "scheduler": scheduler, "wall_time_s": wall,
             "out": str(out), "table": str(table) if table else None, "figures": figs,
-            "failures": {r["id"]: r.get("error") for r in ran if r["status"] == "failed"}}
+            "failures": {r["id"]: r.get("error") for r in ran if r["status"] == "failed"},
+            "refusals": {r["id"]: r.get("error") for r in ran if r["status"] == "refused"}}

@@ -94,11 +94,13 @@ def test_deterministic_failures_are_recorded_once_with_their_error(tmp_path):
 
     s = sweep_from_dict({**BASE, "grid": {"sprocket.dx": [-0.2], "sprocket.dz": [0.0]}})
     p, = s.points()
-    # the sprocket 0.2 m back intersects the first road wheel: refused before anything runs
+    # the sprocket 0.2 m back intersects the first road wheel: refused before anything runs (thesis §5.2)
     rec = run_point(s.to_dict(), p, str(tmp_path))
-    assert rec["status"] == "failed" and rec["error"].startswith("GeometryError") and not rec["reused"]
+    assert rec["status"] == "refused" and rec["error"].startswith("GeometryError") and not rec["reused"]
+    assert "intersects roadwheel 0" in rec["error"]
+    assert (tmp_path / "points" / p["id"] / "refused.json").exists()
     again = run_point(s.to_dict(), p, str(tmp_path))
-    assert again["status"] == "failed" and again["reused"]
+    assert again["status"] == "refused" and again["reused"]
     # a task that raised on the cluster (e.g. it kept killing workers) is recorded by the driver
     s2 = sweep_from_dict({**BASE, "grid": {"sprocket.dx": [0.0], "sprocket.dz": [0.0]}})
     q, = s2.points()
