@@ -21,7 +21,9 @@ are refused when the simulation is built. Materials give friction (the smaller
 of the pair's); the restitution of NSC impacts is ``restitution`` (default 0)
 or, per material pair, :meth:`NscContact.set_impact` -- a material's
 ``restitution`` sets SMC damping and is not used here unless
-``restitution="material"``.
+``restitution="material"``. Rolling friction (``rolling_friction``, m) adds a
+rolling block to each contact of the pair. docs/contact-nsc.md has the
+equations and the measured validation.
 
 Example
 -------

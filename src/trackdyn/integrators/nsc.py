@@ -37,11 +37,22 @@ warm_start : bool
     Start from the previous step's impulses of the same contacts (default True).
 psor_omega : float
     PSOR relaxation (default 1.0).
+friction : {"coulomb", "anitescu"}
+    ``"coulomb"`` (default): Coulomb's law by de Saxcé's fixed point, the CCP re-solved with the normal bias
+    shifted by ``μ |u_t|`` until the slip estimate settles; ``"anitescu"``: the convex relaxation alone
+    (a sliding contact then separates at ``μ |u_t|``). Rolling blocks' disc radii ``c_r γ_n`` are settled
+    in the same loop.
+friction_iterations : int
+    Cap of that fixed point's rounds (default 50); a step that hits it is kept and counted in
+    ``counters["friction_unconverged"]`` (Painlevé's paradox does, docs/contact-nsc.md).
+delassus : {"auto", "dense", "operator"}
+    How N is applied (above).
 solver, max_recovery_speed : as ``euler-implicit-linearized`` (the joints' saddle-point solver and
     their stabilisation cap).
 
-Diagnostics: ``last`` adds ``contacts``, ``contact_iterations``, ``contact_residual``,
-``complementarity_gap``; ``counters`` add ``contact_iterations`` (sum), ``contact_unconverged``;
+Diagnostics: ``last`` adds ``contacts`` (blocks), ``contact_iterations``, ``contact_residual``,
+``complementarity_gap``, ``friction_iterations``; ``counters`` add ``contact_iterations`` (sum),
+``contact_unconverged``, ``friction_iterations``, ``friction_unconverged``;
 ``timing`` adds ``contact_detection`` and ``contact_solve``.
 """
 
