@@ -4,8 +4,9 @@ The massless M113 of `trackdyn run cruise --fidelity massless --step 0.01` (4.2 
 every step), rolled for 1 s, then the per-sample calls of its loop timed alone, each as the minimum over
 `--blocks` blocks of `--calls` calls (the least disturbed by other work on a shared machine), in µs:
 `run_chunk` with no step (the call's overhead) and with one step, `TreeSystem.evaluate_outputs` with the
-track's outputs fresh, and `Recorder.sample` (which calls it). One step plus its sample is the loop's cost
-per simulated step at `--step 0.01` recording every step. Compare versions by interleaved processes.
+track's outputs fresh, and `Recorder.sample` (which calls it); where the stepper has it, `run_samples` of 64
+one-step samples per call, per sample. One step plus its sample is the loop's cost per simulated step at
+`--step 0.01` recording every step. Compare versions by interleaved processes.
 
     python bench/massless_sample.py [--blocks 60] [--calls 100]
 """
@@ -49,6 +50,10 @@ if __name__ == "__main__":
            "evaluate_outputs_us": _best(lambda: sy.evaluate_outputs(st), a.blocks, a.calls),
            "recorder_sample_us": _best(lambda: sim.recorder.sample(st), a.blocks, a.calls)}
     row["step_and_sample_us"] = row["run_chunk_one_step_us"] + row["recorder_sample_us"]
+    if hasattr(it, "run_samples"):  # stop 27: 64 samples of one step per call, per sample
+        row["run_samples_per_sample_us"] = _best(lambda: it.run_samples(st, 64, 1, lim, False), a.blocks,
+                                                 max(a.calls // 64, 1)) / 64
+        row["step_and_sample_batched_us"] = row["run_samples_per_sample_us"] + row["recorder_sample_us"]
     try:
         with open("/proc/loadavg") as fh:  # Linux: the machine's load while measuring
             row["load_average"] = fh.read().split()[:3]
