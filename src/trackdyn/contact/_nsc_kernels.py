@@ -28,7 +28,7 @@ import math
 import numba as nb
 import numpy as np
 
-from ._detect import S_BOX, S_CAPSULE, S_CYLINDER, S_SPHERE
+from ._detect import S_BOX, S_CAPSULE, S_CYLINDER, S_SPHERE, S_SPROCKET
 from ._kernels import (
     K_DN,
     K_PL,
@@ -122,7 +122,7 @@ def correct_records(n, rec, s_type, s_rot, ns, env, bad):
                             rec.tb[r, k] -= env * sg * s_rot[tid, k, i]
                 else:
                     ok = False
-            else:
+            elif tB != S_SPROCKET:  # a sprocket is not inflated: its pins' and guides' radii carry the envelope
                 ok = False
         if not ok:
             if nbad < bad.shape[0]:

@@ -15,9 +15,10 @@ Shapes, materials, families and terrain are declared as for SMC (it is a
 ``ContactSystem`` subclass and reuses its narrow phase); detection runs on
 the shapes inflated by ``envelope`` so that contacts are known before they
 touch (:mod:`trackdyn.contact._nsc_kernels`). Supported: spheres, boxes,
-capsules and cylinders on plane terrain, and sphere, box and capsule pairs
-among themselves (cylinder against sphere, box or capsule too); other pairs
-are refused when the simulation is built. Materials give friction (the smaller
+capsules and cylinders on plane terrain, every pair of them that the SMC
+narrow phase has, and pins (capsules, cylinders) and guide spheres against
+sprockets (the sprocket itself is not inflated: the pin's radius carries the
+envelope); other shape types are refused when the simulation is built. Materials give friction (the smaller
 of the pair's); the restitution of NSC impacts is ``restitution`` (default 0)
 or, per material pair, :meth:`NscContact.set_impact` -- a material's
 ``restitution`` sets SMC damping and is not used here unless
@@ -57,16 +58,16 @@ from ._buffers import new_records
 from ._detect import detect
 from ._stage import summaries
 from .materials import Material
-from .shapes import S_BOX, S_CAPSULE, S_CYLINDER, S_SPHERE, TYPE_NAMES
+from .shapes import S_BOX, S_CAPSULE, S_CYLINDER, S_SPHERE, S_SPROCKET, TYPE_NAMES
 from .system import ContactSystem, Filters, Scratch
 
 __all__ = ["NscContact"]
 
-_NSC_TYPES = (S_SPHERE, S_BOX, S_CAPSULE, S_CYLINDER)
+_NSC_TYPES = (S_SPHERE, S_BOX, S_CAPSULE, S_CYLINDER, S_SPROCKET)
 # shape pairs whose records the envelope correction knows (correct_records)
 _NSC_PAIRS = {(S_SPHERE, S_SPHERE), (S_SPHERE, S_BOX), (S_SPHERE, S_CAPSULE), (S_SPHERE, S_CYLINDER),
               (S_BOX, S_BOX), (S_BOX, S_CAPSULE), (S_BOX, S_CYLINDER), (S_CAPSULE, S_CAPSULE),
-              (S_CAPSULE, S_CYLINDER)}
+              (S_CAPSULE, S_CYLINDER), (S_SPHERE, S_SPROCKET), (S_CYLINDER, S_SPROCKET), (S_CAPSULE, S_SPROCKET)}
 
 
 def _positive(what, val, allow_zero=False):
@@ -163,7 +164,7 @@ class NscContact(ContactSystem):
         for t in set(st.s_type.tolist()):
             if t not in _NSC_TYPES:
                 raise ValueError(f"NscContact: shape type {TYPE_NAMES[t]!r} is not supported by NSC (sphere, box, "
-                                 f"capsule, cylinder)")
+                                 f"capsule, cylinder, sprocket)")
         if np.any((self.pair_law == CK.L_WINKLER) | (self.pair_law == CK.L_KV)):
             raise ValueError("NscContact: Winkler and Kelvin-Voigt materials are compliant-contact laws; "
                              "NSC contact is rigid (use ContactSystem for them)")

@@ -100,6 +100,8 @@ def _detect(system, nsc, q, v):
 
 
 TILT = quat_from_axis_angle([0.3, 1.0, 0.2], 0.4).tolist()
+# 10 teeth, tips at 0.25 m, gaps of 0.05 m radius centred at 0.25 m (the first at -z), gears at y = ±0.1
+SPROCKET = shapes.Sprocket(10, 0.25, 0.25, 0.05, 0.2, guide_clearance=0.05)
 
 
 @pytest.mark.parametrize(("specs", "ground", "gaps"), [
@@ -140,6 +142,15 @@ TILT = quat_from_axis_angle([0.3, 1.0, 0.2], 0.4).tolist()
     # a box's four corners 2 mm beside a wheel's flat side
     ([(shapes.Cylinder(0.3, 0.1, slices=1), [0, 0, 0], [1, 0, 0, 0]),
       (shapes.Box([0.1, 0.1, 0.1]), [0, 0.102, 0], [1, 0, 0, 0])], False, [0.002] * 4),
+    # a pin 3 mm outside a sprocket's tooth tip (both gears), 3 mm inside a tooth gap's arc, a guide sphere
+    # 3 mm from the lateral clearance
+    ([(SPROCKET, [0, 0, 0], [1, 0, 0, 0]),
+      (shapes.Capsule(0.02, 0.3), [0.273 * math.sin(math.pi / 10), 0, -0.273 * math.cos(math.pi / 10)],
+       [1, 0, 0, 0])], False, [0.003] * 2),
+    ([(SPROCKET, [0, 0, 0], [1, 0, 0, 0]), (shapes.Capsule(0.02, 0.3), [0, 0, -0.223], [1, 0, 0, 0])], False,
+     [0.003] * 2),
+    ([(SPROCKET, [0, 0, 0], [1, 0, 0, 0]), (shapes.Sphere(0.02), [0, 0.027, -0.1], [1, 0, 0, 0])], False,
+     [0.003]),
 ])
 def test_envelope_finds_separated_contacts_with_their_true_gap(specs, ground, gaps):
     system, nsc = _scene(specs, ground)

@@ -303,3 +303,22 @@ def test_rolling_friction_holds_a_ball_on_a_gentle_slope():
     for _ in range(1000):
         sim.step()
     assert np.linalg.norm(sim.state.q[0, :3] - x0) < 1e-9
+
+
+def test_pin_rests_in_a_sprocket_gap():
+    """A track pin (capsule) resting in the top tooth gap of a sprocket fixed to the ground: it touches the gap's
+    arc in both gear planes, the two contacts carry its weight, and it stays put."""
+    mass, rp = 0.5, 0.02
+    m = td.Model()
+    mat = Material("steel", friction=0.4)
+    nsc = NscContact(m)
+    nsc.add_shape(m.ground, shapes.Sprocket(10, 0.25, 0.25, 0.05, 0.2), material=mat)
+    pin = m.add_body("pin", mass=mass, inertia=[1e-4, 1e-5, 1e-4], pos=[0.0, 0.0, 0.25 - (0.05 - rp)])
+    nsc.add_shape(pin, shapes.Capsule(rp, 0.3), material=mat)
+    sim = _sim(m, nsc, 1e-3, "bb")
+    x0 = sim.state.q[0, :3].copy()
+    for _ in range(300):
+        sim.step()
+    assert sim.integrator.last["contacts"] == 2
+    assert np.linalg.norm(sim.state.q[0, :3] - x0) < 1e-9
+    assert nsc.body_out[0, 2] == pytest.approx(mass * G, rel=1e-6)
