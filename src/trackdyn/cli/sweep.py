@@ -122,7 +122,7 @@ class _Live:
 
         t = Table.grid(padding=(0, 1))
         t.add_row(f"[bold]sweep {self.label}[/bold]",
-                  ProgressBar(total=max(1, snap["total"]), completed=snap["done"], width=30),
+                  ProgressBar(total=max(1, snap["total"]), completed=snap["done"], width=20),
                   self.render_text(snap))
         return t
 
