@@ -715,7 +715,8 @@ def run_sweep(spec, out, scheduler: str | None = None, workers: int | None = Non
     on_update : callable, optional
         ``on_update(snapshot)`` when the sweep starts and after each point, ``snapshot = {"total",
         "done", "ok", "failed", "refused", "running", "left", "ran", "elapsed_s", "eta_s"}``: the live
-        progress display. ``eta_s`` comes from this run's measured point times.
+        progress display. ``eta_s`` comes from the measured point times (those recorded in the folder
+        by earlier runs, then this run's), ``None`` before any.
     """
     from distributed import Client, LocalCluster, as_completed
 
@@ -741,6 +742,7 @@ def run_sweep(spec, out, scheduler: str | None = None, workers: int | None = Non
     points = spec.points()
     states = {}
     pending = []
+    prior_times = []
     for p in points:
         folder = out / "points" / p["id"]
         if retry_failed and (folder / "failed.json").exists():
@@ -750,6 +752,9 @@ def run_sweep(spec, out, scheduler: str | None = None, workers: int | None = Non
             pending.append(p)
         else:
             states[p["id"]] = rec["status"]
+            w = _point_info(folder).get("wall_time_s") if rec["status"] != "refused" else None
+            if isinstance(w, (int, float)) and w > 0:
+                prior_times.append(float(w))  # a resumed study's ETA starts from its recorded point times
     n_workers = int(workers) if workers else (os.cpu_count() or 1)
     started = time.time()
     write_json_atomic(man_path, _manifest(spec, out, points, states, started, n_workers, scheduler))
@@ -762,8 +767,8 @@ def run_sweep(spec, out, scheduler: str | None = None, workers: int | None = Non
         c = {k: sum(1 for v in states.values() if v == k) for k in ("ok", "failed", "refused")}
         done = sum(c.values())
         left = len(points) - done
-        times = [r["wall_time_s"] for r in ran if not r.get("reused") and r["status"] != "refused"
-                 and r.get("wall_time_s")]
+        times = prior_times + [r["wall_time_s"] for r in ran if not r.get("reused") and r["status"] != "refused"
+                               and r.get("wall_time_s")]
         return {"total": len(points), "done": done, **c, "running": min(left, n_slots), "left": left,
                 "ran": len(ran), "elapsed_s": time.perf_counter() - t0, "eta_s": _eta(times, left, n_slots)}
 

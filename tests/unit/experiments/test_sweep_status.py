@@ -127,8 +127,11 @@ def test_a_sweep_on_an_in_process_cluster_reports_live_and_resumes(monkeypatch, 
     for p in s.points()[:3]:
         run_point(s.to_dict(), p, str(out))
     (out / "points" / f".{s.points()[3]['id']}.tmp-9-dead").mkdir()  # a killed attempt's leftover
+    for p in s.points()[:3]:  # the recorded points' times (the stub takes none): 100 s each
+        f = out / "points" / p["id"] / "point.json"
+        f.write_text(json.dumps({**json.loads(f.read_text()), "wall_time_s": 100.0}))
     snaps = []
-    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None,
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0",
                       silence_logs=logging.ERROR) as cluster:
         info = SW.run_sweep(s, out, scheduler=cluster.scheduler_address, on_update=snaps.append)
     assert (info["ran"], info["skipped"], info["removed_partial"]) == (2, 3, 1)
@@ -136,6 +139,8 @@ def test_a_sweep_on_an_in_process_cluster_reports_live_and_resumes(monkeypatch, 
     assert list(info["refusals"]) == [s.points()[3]["id"]]
     first, last = snaps[0], snaps[-1]
     assert (first["done"], first["left"], first["running"]) == (3, 2, 1)
+    # the resumed study's first ETA comes from the recorded times: 2 points left x 100 s on 1 worker
+    assert first["eta_s"] == pytest.approx(200.0)
     assert (last["done"], last["ok"], last["failed"], last["refused"], last["left"], last["running"]) == \
         (5, 3, 1, 1, 0, 0)
     assert last["eta_s"] == 0.0 and len(snaps) == 3
