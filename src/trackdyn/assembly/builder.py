@@ -25,7 +25,7 @@ import numpy as np
 
 from ..math.quaternion import quat_from_axis_angle
 from ..mbs import RSDA, TSDA, Fixed, Model, Prismatic, Revolute
-from .geometry import ClosedTrack, GeometryError, check_layout, close_track, side_layout
+from .geometry import ClosedTrack, GeometryError, check_layout, close_track, side_layout, sprocket_mesh_angle
 
 __all__ = ["VehicleModel", "SideInfo", "build_vehicle", "vehicle_geometry", "VehicleGeometry", "add_sprocket",
            "add_running_gear", "track_pins"]
@@ -164,7 +164,7 @@ def build_vehicle(spec, origin=(0.0, 0.0, 0.0), geometry: VehicleGeometry | None
         trk: ClosedTrack = geo.tracks[side]
         p = f"{side}."
         Y = np.array([0.0, 1.0, 0.0])
-        sprocket = add_sprocket(m, chassis, spec, lay, p, y, W)
+        sprocket = add_sprocket(m, chassis, spec, lay, p, y, W, angle=sprocket_mesh_angle(spec, lay, trk))
         # idler on its carrier
         ix, iz = lay.idler_center(trk.idler_shift)
         ten = spec.idler.tensioner
@@ -237,17 +237,21 @@ def track_pins(vm: VehicleModel) -> list:
     return out
 
 
-def add_sprocket(m: Model, chassis, spec, lay, p: str, y: float, W, inertia=None, tree: dict | None = None):
+def add_sprocket(m: Model, chassis, spec, lay, p: str, y: float, W, inertia=None, tree: dict | None = None,
+                 angle: float = 0.0):
     """The side's sprocket on a revolute (its axle) to the chassis at ``lay.sprocket``; returns the body.
 
     ``inertia`` (3,) replaces the spec's (the massless model adds its track
-    loop's circulation); ``tree`` as in :func:`add_running_gear`. Shared by
-    both builders, like the running gear.
+    loop's circulation); ``tree`` as in :func:`add_running_gear`; ``angle``
+    (rad, about +y) turns the sprocket so that its teeth mesh with the
+    track's pins (:func:`~trackdyn.assembly.geometry.sprocket_mesh_angle`).
+    Shared by both builders, like the running gear.
     """
     Y = np.array([0.0, 1.0, 0.0])
     sx, sz = lay.sprocket
     J = list(spec.sprocket.inertia) if inertia is None else list(inertia)
-    sprocket = m.add_body(p + "sprocket", mass=spec.sprocket.mass, inertia=J, pos=W(sx, y, sz))
+    sprocket = m.add_body(p + "sprocket", mass=spec.sprocket.mass, inertia=J, pos=W(sx, y, sz),
+                          quat=quat_from_axis_angle(Y, angle))
     m.add_joint(Revolute(chassis, sprocket, point=W(sx, y, sz), axis=Y, name=p + "sprocket.axle"))
     if tree is not None:
         tree[sprocket.name] = ("chassis", W(sx, y, sz), Y, "dof")
