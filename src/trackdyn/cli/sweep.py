@@ -85,6 +85,10 @@ def _print_status(directory: Optional[Path], workers: Optional[int], as_json: bo
         print_json(st)
         return
     typer.echo(f"sweep {st['sweep']} ({st['event']}, {st['vehicle']}) in {st['dir']}")
+    drv = st.get("driver")
+    if drv is not None:
+        state = {True: "running", False: "gone (killed?)", None: "on another host"}[drv["running"]]
+        typer.echo(f"  driver   pid {drv['pid']} on {drv['host']}: {state}")
     typer.echo(f"  points   {st['points']}")
     typer.echo(f"  done     {st['done']}")
     typer.echo(f"  failed   {st['failed']}")

@@ -43,6 +43,7 @@ worker process per core, or an existing scheduler. Output folder::
 
     manifest.json      the sweep, every point (id, parameters, folder) and its state; rewritten atomically
     sweep.toml         the sweep file as given
+    sweep.lock         while a sweep drives the folder: its pid and host (a second one on this host is refused)
     points/<id>/       one folder per point: summary.json (done; the event result without its time
                        series), failed.json (failed) or refused.json (a geometry the assembly refuses),
                        point.json (wall time, worker); trial folders only with ``series=True``
@@ -623,12 +624,15 @@ def sweep_status(out, workers: int | None = None) -> dict:
     """The state of a sweep folder, from its manifest and point folders alone (no cluster, no simulation).
 
     Returns ``{"sweep", "event", "dir", "points", "done", "failed", "refused", "left", "in_progress",
-    "mean_point_s", "workers", "eta_s", "failures": {id: error}, "refusals": {id: reason}, "complete"}``:
+    "mean_point_s", "workers", "eta_s", "failures": {id: error}, "refusals": {id: reason}, "complete",
+    "driver"}``:
     ``done`` counts points with a result, ``failed`` and ``refused`` those recorded so (with the
     error or the reason), ``left`` the rest; ``in_progress`` the unfinished attempts' folders present
     (running now, or left by a killed run). ``eta_s`` is ``left`` times the mean wall time of the
     points computed so far (refused points take no time and are not counted), divided by ``workers``
-    (default: the manifest's); ``None`` before any point was computed.
+    (default: the manifest's); ``None`` before any point was computed. ``driver`` is the sweep process
+    holding the folder's lock (``{"pid", "host", "running"}``; ``running`` is ``None`` when it was
+    started on another host), ``None`` when no sweep holds it.
     """
     out = Path(out)
     man_path = out / "manifest.json"
@@ -662,13 +666,23 @@ def sweep_status(out, workers: int | None = None) -> dict:
                          & ids) if pdir.exists() else []
     left = len(points) - sum(counts.values())
     n_workers = workers if workers else (man.get("workers") or 1)
+    driver = None
+    lock = out / "sweep.lock"
+    if lock.exists():
+        try:
+            held = json.loads(lock.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            held = {}
+        here = held.get("host") == socket.gethostname()
+        driver = {"pid": held.get("pid"), "host": held.get("host"),
+                  "running": (_pid_alive(held.get("pid")) if here else None)}
     sw = man.get("sweep", {})
     return {"sweep": sw.get("name"), "event": sw.get("event"), "vehicle": sw.get("vehicle"), "dir": str(out),
             "points": len(points), "done": counts["ok"], "failed": counts["failed"], "refused": counts["refused"],
             "left": left, "in_progress": in_progress,
             "mean_point_s": float(np.mean(times)) if times else None, "computed": len(times),
             "workers": int(n_workers), "eta_s": _eta(times, left, n_workers), "failures": failures,
-            "refusals": refusals, "complete": left == 0, "updated": man.get("updated")}
+            "refusals": refusals, "complete": left == 0, "updated": man.get("updated"), "driver": driver}
 
 
 # ---------------------------------------------------------------------------------------------- running
@@ -717,9 +731,9 @@ def run_sweep(spec, out, scheduler: str | None = None, workers: int | None = Non
         "done", "ok", "failed", "refused", "running", "left", "ran", "elapsed_s", "eta_s"}``: the live
         progress display. ``eta_s`` comes from the measured point times (those recorded in the folder
         by earlier runs, then this run's), ``None`` before any.
-    """
-    from distributed import Client, LocalCluster, as_completed
 
+    A second sweep on the same folder while one runs on this host is refused (``sweep.lock``).
+    """
     if not isinstance(spec, SweepSpec):
         src = find_sweep(spec)
         spec = load_sweep(src)
@@ -734,6 +748,62 @@ def run_sweep(spec, out, scheduler: str | None = None, workers: int | None = Non
         if old.get("identity") != json.loads(json.dumps(spec.identity())):
             raise ValueError(f"{out}: holds a different sweep (event, vehicle, options or axes differ); "
                              "use another --out")
+    lock = _take_lock(out)
+    try:
+        return _run_locked(spec, out, text, man_path, scheduler, workers, progress, retry_failed, figures, series,
+                           on_update)
+    finally:
+        _release_lock(lock)
+
+
+def _pid_alive(pid) -> bool:
+    """Whether process ``pid`` runs on this host; a killed process not yet reaped (a zombie) does not."""
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError, ValueError, TypeError):
+        return True  # exists but not ours, or unknowable: assume alive
+    try:
+        stat = Path(f"/proc/{int(pid)}/stat").read_text()
+        return stat.rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def _take_lock(out: Path) -> Path:
+    """Mark ``out`` as driven by this process (``sweep.lock``); refuse when a live sweep on this host holds it.
+
+    A lock left by a killed sweep (its process gone) is taken over; one written on another host (a
+    folder copied to this machine) cannot be checked and is taken over too, so copying a partial
+    study and resuming it elsewhere keeps working.
+    """
+    lock = out / "sweep.lock"
+    me = {"pid": os.getpid(), "host": socket.gethostname(), "started": time.time()}
+    if lock.exists():
+        try:
+            held = json.loads(lock.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            held = {}
+        if held.get("host") == me["host"] and held.get("pid") != me["pid"] and _pid_alive(held.get("pid")):
+            raise ValueError(f"{out}: a sweep is running on this folder (pid {held.get('pid')} on "
+                             f"{held.get('host')}); wait for it or stop it, then resume")
+    write_json_atomic(lock, me)
+    return lock
+
+
+def _release_lock(lock: Path) -> None:
+    try:
+        held = json.loads(lock.read_text(encoding="utf-8"))
+        if held.get("pid") == os.getpid() and held.get("host") == socket.gethostname():
+            lock.unlink()
+    except (OSError, json.JSONDecodeError):
+        pass
+
+
+def _run_locked(spec, out, text, man_path, scheduler, workers, progress, retry_failed, figures, series, on_update):
+    from distributed import Client, LocalCluster, as_completed
+
     if text is not None:
         tmp = out / f".sweep.toml.tmp-{os.getpid()}"
         tmp.write_text(text, encoding="utf-8")

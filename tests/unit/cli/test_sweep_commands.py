@@ -88,9 +88,11 @@ def test_status_prints_the_counts_the_reasons_and_the_eta(monkeypatch, tmp_path)
         d.mkdir(parents=True)
         (d / name).write_text(json.dumps(body))
         (d / "point.json").write_text(json.dumps({"wall_time_s": wall}))
+    (tmp_path / "sweep.lock").write_text(json.dumps({"pid": 4242, "host": "another-machine"}))
     r = _run(["status", str(tmp_path)])
     assert r.exit_code == 0, r.output
     out = r.output
+    assert "driver   pid 4242 on another-machine: on another host" in out
     assert "done     1" in out and "failed   0" in out and "refused  1" in out and "left     1" in out
     assert "ETA      5 min 00 s on 2 worker(s)" in out  # 1 left x 600 s / 2 workers
     assert f"refused {a['id']}: intersects roadwheel 0" in out and "--resume" in out

@@ -150,3 +150,40 @@ def test_a_sweep_on_an_in_process_cluster_reports_live_and_resumes(monkeypatch, 
     assert list(csv["status"]) == ["ok", "ok", "failed", "refused", "ok"]
     man = json.loads((out / "manifest.json").read_text())
     assert man["counts"] == {"ok": 3, "failed": 1, "refused": 1}
+
+
+def test_a_second_sweep_on_a_running_folder_is_refused_and_a_dead_ones_lock_taken_over(tmp_path):
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    s = sweep_from_dict({**BASE, "grid": {"spec.shoes.bending_stiffness": [1.0]}, "figures": {"values": []}})
+    out = tmp_path / "out"
+    _write_manifest(s, out)
+    p, = s.points()
+    d = out / "points" / p["id"]
+    d.mkdir(parents=True)
+    (d / "summary.json").write_text(json.dumps({"limit_m": 0.4}))  # nothing left: no cluster is started
+    # a live sweep process on this host (here: a sleeping child) holds the folder
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        (out / "sweep.lock").write_text(json.dumps({"pid": child.pid, "host": socket.gethostname()}))
+        with pytest.raises(ValueError, match=f"a sweep is running on this folder \\(pid {child.pid}"):
+            SW.run_sweep(s, out)
+        st = sweep_status(out)
+        assert st["driver"] == {"pid": child.pid, "host": socket.gethostname(), "running": True}
+        # killed and not yet reaped (a zombie, as a killed sweep under a parent that has not waited): gone
+        child.kill()
+        for _ in range(200):
+            if not SW._pid_alive(child.pid):
+                break
+            time.sleep(0.01)
+        assert sweep_status(out)["driver"]["running"] is False
+    finally:
+        child.kill()
+        child.wait()
+    assert sweep_status(out)["driver"]["running"] is False
+    info = SW.run_sweep(s, out)  # the dead process's lock is taken over, and released at the end
+    assert info["ok"] == 1 and info["ran"] == 0 and not (out / "sweep.lock").exists()
+    assert sweep_status(out)["driver"] is None
