@@ -353,6 +353,16 @@ class _CompliantPins(LinksFormulation):
     PREFIX = ""
     OPTIONS: dict = {}
 
+    @staticmethod
+    def _info(prefix: str, models: str) -> FormulationInfo:
+        """The fields both compliant-pin fidelities share (links' vehicle, step, benchmark and contact options,
+        the compliant integrator, the conformance rows against links), with a fidelity's option prefix and
+        model line."""
+        return FormulationInfo(
+            models=models, cost="compliant", paper="wallin-shabana-2013", default_step=LINKS_STEP,
+            default_integrator=COMPLIANT_INTEGRATOR, integrators=GENERIC_INTEGRATORS,
+            option_prefixes=(prefix, "contact."), benchmark="m113-flat", conformance=_COMPLIANT_CONFORMANCE)
+
     def _options(self, sc):
         foreign = {p: o for p, o in {**LinksFormulation.FOREIGN, "contact.": "links"}.items()
                    if p != self.PREFIX}
@@ -409,15 +419,11 @@ class PenaltyFormulation(_CompliantPins):
     name = "penalty"
     PREFIX = "penalty."
     OPTIONS = {"k": _nonneg, "c": _nonneg, "k_axis": _nonneg, "c_axis": _nonneg}
-    info = FormulationInfo(
-        models="every shoe a rigid body; the pins' revolute equations enforced by penalty forces "
-               "f = k d + c ḋ (exact stiffness and damping in the Newton matrix); SMC contact as links",
-        cost="compliant", paper="wallin-shabana-2013", default_step=LINKS_STEP,
-        default_integrator=COMPLIANT_INTEGRATOR, integrators=GENERIC_INTEGRATORS,
-        option_prefixes=("penalty.", "contact."), benchmark="m113-flat",
-        # measured against links at 5e-4 s (tests/integration/test_conformance.py): settle height 1.9 mm, pitch
-        # 0.006 deg, speed 0.0018 m/s; bump rise 1.1 mm, pitch 0.004 deg, mean speed 0.002 m/s
-        conformance=_COMPLIANT_CONFORMANCE)
+    # conformance measured against links at 5e-4 s (tests/integration/test_conformance.py): settle height
+    # 1.9 mm, pitch 0.006 deg, speed 0.0018 m/s; bump rise 1.1 mm, pitch 0.004 deg, mean speed 0.002 m/s
+    info = _CompliantPins._info(
+        PREFIX, models="every shoe a rigid body; the pins' revolute equations enforced by penalty forces "
+                       "f = k d + c ḋ (exact stiffness and damping in the Newton matrix); SMC contact as links")
 
     def _pins(self, vm, o):
         pins = [PenaltyPin(nm, a, b, tuple(p), tuple(ax)) for nm, a, b, p, ax in track_pins(vm)]
@@ -448,15 +454,12 @@ class BushingFormulation(_CompliantPins):
     name = "bushing"
     PREFIX = "bushing."
     OPTIONS = {"k": _triple, "c": _triple, "k_rot": _triple, "c_rot": _triple}
-    info = FormulationInfo(
-        models="every shoe a rigid body; each pin a 6-dof linear bushing (stiffness and damping per shoe-frame "
-               "direction, free about the pin) with its exact Jacobian in the Newton matrix; SMC contact as links",
-        cost="compliant", paper="wallin-shabana-2013", default_step=LINKS_STEP,
-        default_integrator=COMPLIANT_INTEGRATOR, integrators=GENERIC_INTEGRATORS,
-        option_prefixes=("bushing.", "contact."), benchmark="m113-flat",
-        # measured against links at 5e-4 s (tests/integration/test_conformance.py): settle height 1.9 mm, pitch
-        # 0.006 deg, speed 0.0018 m/s; bump rise 1.0 mm, pitch 0.004 deg, mean speed 0.002 m/s
-        conformance=_COMPLIANT_CONFORMANCE)
+    # conformance measured against links at 5e-4 s (tests/integration/test_conformance.py): settle height
+    # 1.9 mm, pitch 0.006 deg, speed 0.0018 m/s; bump rise 1.0 mm, pitch 0.004 deg, mean speed 0.002 m/s
+    info = _CompliantPins._info(
+        PREFIX, models="every shoe a rigid body; each pin a 6-dof linear bushing (stiffness and damping per "
+                       "shoe-frame direction, free about the pin) with its exact Jacobian in the Newton matrix; "
+                       "SMC contact as links")
 
     def _pins(self, vm, o):
         m = vm.model
