@@ -598,13 +598,14 @@ def step_climb(vehicle="m113", height: float = 0.5, **kw) -> EventResult:
 def step_climb_limit(vehicle="m113", *, search: str = "bisect", lo: float = 0.3, hi: float = 0.9, tol: float = 0.01,
                      increment: float = 0.02, values=None, settle_time: float = 2.0, climb_time: float = 20.0,
                      gap: float = 0.05, give_up_after: float = 5.0, after_success: float = 0.5,
-                     material=None, refine: int = 1, fidelity: str = "links", step: float | None = None,
-                     output_step: float = 0.01,
+                     material=None, ground_material=None, refine: int = 1, fidelity: str = "links",
+                     step: float | None = None, output_step: float = 0.01,
                      tension=False, out=None, progress=None, scenario_options=None) -> EventResult:
     """Largest vertical step the vehicle climbs (TOP 2-2-611, korner-2024 §4.2.2, Fig. 4.14).
 
     A trial: a vertical step of timber (E 10 GPa, μ 0.8: ``material``) at
-    world x = 0; the vehicle's foremost low point (track, or the hull when it
+    world x = 0, on flat ground of the terrain's default material (concrete,
+    μ 0.8: ``ground_material``); the vehicle's foremost low point (track, or the hull when it
     hangs lower than the step's top) starts ``gap`` m in front of the face;
     brakes on for ``settle_time`` s (2 s), then full throttle. It **passes**
     when, within ``climb_time`` s (20 s) of full throttle, the chassis centre
@@ -646,7 +647,7 @@ def step_climb_limit(vehicle="m113", *, search: str = "bisect", lo: float = 0.3,
 
     def trial(height):
         height = _num("height", height, positive=True)
-        terrain = T.Flat() + T.Step(height, x=0.0, material=mat)
+        terrain = T.Flat(material=ground_material) + T.Step(height, x=0.0, material=mat)
         ctx.say(f"step-climb: {height:.3f} m")
         info = _climb_trial(ctx, "step-climb", height, terrain, _edge_start(ext, height, gap),
                             FullThrottle(delay=settle_time), settle_time + climb_time, 0.0, settle_time,
@@ -660,7 +661,8 @@ def step_climb_limit(vehicle="m113", *, search: str = "bisect", lo: float = 0.3,
     x0 = min(_edge_start(ext, t.value, gap) for t in s.trials) + ext.rear_x - 0.5
     res = EventResult({"event": "step-climb", "limit_m": s.limit, "search": s.to_dict(),
                        "trials": [t.to_dict() for t in s.trials], "bracket_m": list(s.bracket),
-                       "search_status": s.status, "material": {"young": mat.young, "friction": mat.friction}})
+                       "search_status": s.status, "material": {"young": mat.young, "friction": mat.friction},
+                       "ground_friction": (None if ground_material is None else ground_material.friction)})
     _paths(res, s, infos, "m", lambda v: T.Flat() + T.Step(v, x=0.0), x0, ext.length + 1.0)
     _mechanism(res, s, infos)
     res.update(_first_trial_fig55(s))

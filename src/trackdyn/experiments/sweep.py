@@ -29,9 +29,9 @@ e.g. ``event.height_in``, ``event.step``), ``scenario.<option>`` (a scenario
 option of the fidelity, e.g. ``scenario.contact.implicit = [true, false]``),
 ``hull`` (``[true, false]``: the spec's hull shapes kept or removed) and
 ``friction`` (the track–ground friction coefficient: the pad material's μ and,
-for events with an obstacle ``material`` (step climb), the obstacle's μ; the
-flat ground around it keeps the terrain's μ 0.8, and a pair's μ is the
-smaller of the two). Every value is checked when the file is read.
+for events with an obstacle ``material`` and a ``ground_material`` (step
+climb), the obstacle's and the flat ground's μ; a pair's μ is the smaller of
+its two materials'). Every value is checked when the file is read.
 
 Built-in sweep files (:func:`builtin_sweeps`, ``trackdyn sweep --list``) live
 in ``trackdyn/experiments/sweeps/*.toml``; a file may carry a one-line
@@ -362,6 +362,11 @@ def _event_options(sweep: dict, params: dict) -> dict:
 
         base = opts.get("material") or TIMBER
         opts["material"] = _replace(base, friction=float(params["friction"]))
+        if "ground_material" in inspect.signature(EVENTS[sweep["event"]]).parameters:
+            from ..terrain.base import DEFAULT_MATERIAL
+
+            ground = opts.get("ground_material") or DEFAULT_MATERIAL
+            opts["ground_material"] = _replace(ground, friction=float(params["friction"]))
     if sweep.get("fidelity"):
         opts["fidelity"] = sweep["fidelity"]
     return opts

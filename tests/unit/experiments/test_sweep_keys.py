@@ -80,11 +80,11 @@ def test_hull_false_removes_the_hull_shapes_and_keeps_the_rest(monkeypatch, tmp_
     assert a == b
 
 
-def test_friction_sets_the_pad_and_the_step_and_leaves_the_flat_ground(monkeypatch, tmp_path):
+def test_friction_sets_the_pad_the_step_and_the_flat_ground(monkeypatch, tmp_path):
     sc = _scenario_at(monkeypatch, tmp_path, {"friction": [1.0]})
     assert sc.vehicle_spec().materials["pad"].friction == 1.0
     mats = {m.name: m.friction for m in sc.terrain.materials}
-    assert mats == {"ground": 0.8, "timber": 1.0}
+    assert mats == {"ground": 1.0, "timber": 1.0}  # the ground's default is 0.8, the step's 0.8
 
 
 def test_scenario_option_and_event_option_reach_the_scenario(monkeypatch, tmp_path):
