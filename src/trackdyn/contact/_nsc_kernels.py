@@ -4,7 +4,8 @@ The narrow phase (:mod:`trackdyn.contact._detect`) reports only penetrating
 features. NSC needs contacts *before* they touch (a collision envelope), so
 :class:`~trackdyn.contact.nsc.NscContact` runs it on a copy of the shapes
 inflated by the envelope ``env`` (radii of spheres, capsules and cylinders
-grow by ``env``, box half extents by ``env``) and :func:`correct_records`
+grow by ``env``, box half extents by ``env``, every vertex of a convex
+polyhedron moves out by its offset :func:`poly_vertex_offsets`) and :func:`correct_records`
 moves every record's features back onto the true shapes: the geometry kernel
 (:func:`trackdyn.contact._kernels.contact_geometry`) then gives the true
 signed distance, negative ``δ`` being a gap.
@@ -28,7 +29,7 @@ import math
 import numba as nb
 import numpy as np
 
-from ._detect import S_BOX, S_CAPSULE, S_CYLINDER, S_SPHERE, S_SPROCKET
+from ._detect import POLY_LINE_KEY, S_BOX, S_CAPSULE, S_CYLINDER, S_POLY, S_SPHERE, S_SPROCKET
 from ._kernels import (
     K_DN,
     K_PL,
@@ -43,14 +44,15 @@ jit = nb.njit(cache=True, error_model="numpy")
 
 
 @jit
-def correct_records(n, rec, s_type, s_rot, ns, env, bad):
+def correct_records(n, rec, s_type, s_rot, ns, env, bad, s_v0, pv_offset):
     """Move the features of records found on shapes inflated by ``env`` back onto the true shapes.
 
     Side A of every record is the probe shape (key[0] >> 16), side B the target (key[1] >> 32: a shape index,
     or ``ns + terrain part``). Radii shrink by ``env``; box corners move back by ``env`` along each of their
     axes; box faces (``K_PN``, ``K_DN``) move back by ``env`` along their normal, box edges (``K_PL``) and
     vertices (``K_PP``) along the axes the feature code names (``_detect._sphere_feature_box``,
-    ``_detect._cylinder_box``). Returns the number
+    ``_detect._cylinder_box``); a polyhedron's vertex (its probe against a terrain) moves back by its offset
+    ``pv_offset[s_v0[s] + vertex]`` (shape frame, :func:`poly_vertex_offsets`). Returns the number
     of records it cannot correct (their index in ``bad``).
     """
     nbad = 0
@@ -76,6 +78,11 @@ def correct_records(n, rec, s_type, s_rot, ns, env, bad):
                     sg = 1.0 if (c >> i) & 1 else -1.0
                     for k in range(3):
                         rec.pa[r, k] -= env * sg * s_rot[sA, k, i]
+        elif tA == S_POLY and sub < POLY_LINE_KEY:  # a vertex probe (Winkler probes and lines are not NSC's)
+            iv = s_v0[sA] + sub
+            for k in range(3):
+                rec.pa[r, k] -= (s_rot[sA, k, 0] * pv_offset[iv, 0] + s_rot[sA, k, 1] * pv_offset[iv, 1]
+                                 + s_rot[sA, k, 2] * pv_offset[iv, 2])
         else:
             ok = False
         if tid < ns:
@@ -129,6 +136,32 @@ def correct_records(n, rec, s_type, s_rot, ns, env, bad):
                 bad[nbad] = r
             nbad += 1
     return nbad
+
+
+def poly_vertex_offsets(vertices, face_normal, face_vertices, env):
+    """Outward offsets (nv, 3) of a convex polyhedron's vertices for an envelope ``env`` (shape frame).
+
+    The offset ``o`` of vertex ``v`` satisfies ``o . n_f >= env`` for every face ``f`` at ``v``. A plane
+    (or any support direction) for which ``v`` is the lowest point has its unit normal ``n`` in ``v``'s normal
+    cone, ``n = Σ α_f n_f`` with ``α_f >= 0`` and ``Σ α_f >= 1``, so ``o . n >= env``: the moved vertex
+    reaches at least ``env`` further towards the plane, and a vertex within ``env`` of it is found. ``o`` is
+    the mean of the faces' normals, scaled so that its smallest projection is ``env``. Plain Python (build
+    time).
+    """
+    vertices = np.asarray(vertices, float)
+    out = np.zeros_like(vertices)
+    for v in range(len(vertices)):
+        normals = np.array([face_normal[f] for f, poly in enumerate(face_vertices) if v in list(poly)])
+        if len(normals) == 0:  # not on the hull: never the lowest point, its records are exact as they are
+            continue
+        u = normals.sum(axis=0)
+        u /= np.linalg.norm(u)
+        low = float(np.min(normals @ u))
+        if low < 0.05:
+            raise ValueError(f"ConvexPolyhedron: vertex {v} is too sharp for the NSC envelope (its faces' mean "
+                             f"normal makes {math.degrees(math.acos(low)):.1f} deg with one of them)")
+        out[v] = env / low * u
+    return out
 
 
 @nb.njit(cache=True, inline="always")

@@ -16,7 +16,7 @@ Shapes, materials, families and terrain are declared as for SMC (it is a
 the shapes inflated by ``envelope`` so that contacts are known before they
 touch (:mod:`trackdyn.contact._nsc_kernels`). Supported: spheres, boxes,
 capsules and cylinders on plane terrain, every pair of them that the SMC
-narrow phase has, and pins (capsules, cylinders) and guide spheres against
+narrow phase has, convex polyhedra (a hull) on plane terrain, and pins (capsules, cylinders) and guide spheres against
 sprockets (the sprocket itself is not inflated: the pin's radius carries the
 envelope); other shape types are refused when the simulation is built. Materials give friction (the smaller
 of the pair's); the restitution of NSC impacts is ``restitution`` (default 0)
@@ -58,12 +58,13 @@ from ._buffers import new_records
 from ._detect import detect
 from ._stage import summaries
 from .materials import Material
-from .shapes import S_BOX, S_CAPSULE, S_CYLINDER, S_SPHERE, S_SPROCKET, TYPE_NAMES
+from .shapes import S_BOX, S_CAPSULE, S_CYLINDER, S_POLY, S_SPHERE, S_SPROCKET, TYPE_NAMES, ConvexPolyhedron
 from .system import ContactSystem, Filters, Scratch
 
 __all__ = ["NscContact"]
 
-_NSC_TYPES = (S_SPHERE, S_BOX, S_CAPSULE, S_CYLINDER, S_SPROCKET)
+# convex polyhedra against plane terrains only (no shape pair of theirs has an envelope correction)
+_NSC_TYPES = (S_SPHERE, S_BOX, S_CAPSULE, S_CYLINDER, S_SPROCKET, S_POLY)
 # shape pairs whose records the envelope correction knows (correct_records)
 _NSC_PAIRS = {(S_SPHERE, S_SPHERE), (S_SPHERE, S_BOX), (S_SPHERE, S_CAPSULE), (S_SPHERE, S_CYLINDER),
               (S_BOX, S_BOX), (S_BOX, S_CAPSULE), (S_BOX, S_CYLINDER), (S_CAPSULE, S_CAPSULE),
@@ -164,7 +165,7 @@ class NscContact(ContactSystem):
         for t in set(st.s_type.tolist()):
             if t not in _NSC_TYPES:
                 raise ValueError(f"NscContact: shape type {TYPE_NAMES[t]!r} is not supported by NSC (sphere, box, "
-                                 f"capsule, cylinder, sprocket)")
+                                 f"capsule, cylinder, sprocket, polyhedron on plane terrain)")
         if np.any((self.pair_law == CK.L_WINKLER) | (self.pair_law == CK.L_KV)):
             raise ValueError("NscContact: Winkler and Kelvin-Voigt materials are compliant-contact laws; "
                              "NSC contact is rigid (use ContactSystem for them)")
@@ -186,13 +187,25 @@ class NscContact(ContactSystem):
         # the shapes inflated by the envelope, for detection
         env = self.envelope
         par = st.s_par.copy()
+        rbound = st.s_rbound + 2.0 * env
+        self.pv_offset = np.zeros_like(st.pv)
+        self.s_v0 = st.s_par[:, 0].astype(np.int64)
         for s in range(ns):
             t = st.s_type[s]
             if t in (S_SPHERE, S_CAPSULE, S_CYLINDER):
                 par[s, 0] += env
             elif t == S_BOX:
                 par[s, :3] += env
-        self.shapes_inflated = st._replace(s_par=par, s_rbound=st.s_rbound + 2.0 * env)
+            elif t == S_POLY:
+                sh = self._shapes[s][1]
+                assert isinstance(sh, ConvexPolyhedron)
+                v0, nv = int(st.s_par[s, 0]), int(st.s_par[s, 1])
+                off = NK.poly_vertex_offsets(sh.vertices, sh.face_normal, sh.face_vertices, env)
+                self.pv_offset[v0:v0 + nv] = off
+                grow = float(np.max(np.linalg.norm(off, axis=1)))
+                par[s, 4] += grow
+                rbound[s] = st.s_rbound[s] + grow
+        self.shapes_inflated = st._replace(s_par=par, s_rbound=rbound, pv=st.pv + self.pv_offset)
         # NSC parameters of the material pairs (indices as the records' pair column)
         mats = self.materials
         nm = len(mats)
@@ -313,7 +326,8 @@ class NscContact(ContactSystem):
                 cap *= 2
             self._alloc(cap)
         nbad = self._call("correct", NK.correct_records, (n, rec, self.shapes.s_type, self.shapes.s_rot,
-                                                          np.int64(len(self._shapes)), self.envelope, self._bad))
+                                                          np.int64(len(self._shapes)), self.envelope, self._bad, self.s_v0,
+                                                          self.pv_offset))
         if nbad:
             r = int(self._bad[0])
             raise RuntimeError(f"NscContact {self.name!r}: a contact record (kind {int(rec.kind[r])}, keys "

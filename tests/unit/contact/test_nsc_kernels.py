@@ -14,7 +14,7 @@ from trackdyn.contact import _nsc_kernels as NK
 from trackdyn.contact.nsc import NscContact
 from trackdyn.contact.nsc_solvers import solve_ccp
 from trackdyn.formulations import AbsoluteSystem
-from trackdyn.math.quaternion import quat_from_axis_angle
+from trackdyn.math.quaternion import quat_from_axis_angle, quat_to_matrix
 from trackdyn.mbs import _kernels as MK
 
 finite = st.floats(-10.0, 10.0, allow_nan=False)
@@ -159,6 +159,24 @@ def test_envelope_finds_separated_contacts_with_their_true_gap(specs, ground, ga
     # the envelope keeps contacts below twice its size: only those expected here
     assert len(got) == len(gaps), got
     np.testing.assert_allclose(got, sorted(gaps), atol=1e-12)
+
+
+@pytest.mark.parametrize("quat", [[1, 0, 0, 0], TILT])
+def test_envelope_finds_a_polyhedron_s_vertices_with_their_true_gap(quat):
+    """A hull-like convex polyhedron (a wedge with a sloped nose) over the ground, its lowest vertex 4 mm up:
+    every vertex within the envelope is found, each record with its vertex's true gap."""
+    wedge = shapes.ConvexPolyhedron([[0.0, -0.3, 0.0], [0.8, -0.3, 0.0], [1.1, -0.3, 0.35], [0.0, -0.3, 0.4],
+                                     [0.0, 0.3, 0.0], [0.8, 0.3, 0.0], [1.1, 0.3, 0.35], [0.0, 0.3, 0.4]])
+    R = quat_to_matrix(np.asarray(quat, float))
+    z = (R @ (wedge.vertices + np.asarray(wedge.pos)).T)[2]
+    system, nsc = _scene([(wedge, [0, 0, 0.004 - z.min()], quat)], True, envelope=0.01)
+    _, m = _detect(system, nsc, system.q0, system.v0)
+    true_gaps = z - z.min() + 0.004
+    got = sorted(nsc.c_phi[:m].tolist())
+    assert m >= int(np.sum(true_gaps < 0.01)) >= 1
+    for g in got:
+        assert np.min(np.abs(true_gaps - g)) < 1e-12, (g, true_gaps)
+    assert abs(got[0] - 0.004) < 1e-12
 
 
 def test_contacts_beyond_the_envelope_are_not_reported():
