@@ -23,7 +23,7 @@ from __future__ import annotations
 import numba as nb
 
 from ..math._kernels import mat_tvec, mat_vec, row3, vadd, vcross, vdot, vscale, vsub
-from ..mbs._force_kernels import apply_point_force, apply_torque, point_pair_jacobians
+from ..mbs._force_kernels import _clear_element, apply_point_force, apply_torque, point_pair_jacobians
 
 jit = nb.njit(cache=True, _nrt=False)
 
@@ -59,11 +59,7 @@ def penalty_pins_eval(body, s, axis_j, normal_i, k_pos, c_pos, k_axis, c_axis,
     dTx = work[5]
     dTv = work[6]
     for e in range(body.shape[0]):
-        for a in range(12):
-            Q[e, a] = 0.0
-            for c in range(12):
-                Kx[e, a, c] = 0.0
-                Kv[e, a, c] = 0.0
+        _clear_element(e, Q, Kx, Kv)
         bi = body[e, 0]
         bj = body[e, 1]
         si = (s[e, 0, 0], s[e, 0, 1], s[e, 0, 2])
