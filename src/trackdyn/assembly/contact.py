@@ -24,7 +24,7 @@ import numpy as np
 
 from ..contact import ContactSystem, Material, shapes
 
-__all__ = ["vehicle_contact", "contact_material", "terrain_materials", "sprocket_guide_clearance", "hull_shapes"]
+__all__ = ["vehicle_contact", "CONTACT_METHODS", "contact_material", "terrain_materials", "sprocket_guide_clearance", "hull_shapes"]
 
 
 def hull_shapes(spec) -> list:
@@ -77,14 +77,32 @@ def sprocket_guide_clearance(spec) -> float | None:
     return None if b is None else b + 0.5 * spec.shoes.guide_width
 
 
-def vehicle_contact(vm, terrain, **options) -> ContactSystem:
-    """The :class:`ContactSystem` of a built vehicle on ``terrain`` (a force provider)."""
+#: the contact methods of :func:`vehicle_contact` (scenario option ``contact.method``)
+CONTACT_METHODS = ("smc", "nsc")
+
+
+def vehicle_contact(vm, terrain, method: str = "smc", **options) -> ContactSystem:
+    """The contact of a built vehicle on ``terrain``: shapes, materials, families and exclusions.
+
+    ``method="smc"`` (default): a :class:`ContactSystem` (smooth contact, a force provider; ``options`` go to
+    it). ``method="nsc"``: an :class:`~trackdyn.contact.nsc.NscContact` with the same shapes, materials,
+    families and exclusions (rigid contact, stepped by ``nsc-euler``; ``options`` go to it). NSC refuses
+    what its narrow phase cannot correct for its envelope (profile and mesh terrains, Kelvin-Voigt
+    materials) when the system is built, naming it (docs/contact-nsc.md).
+    """
+    if method not in CONTACT_METHODS:
+        raise ValueError(f"contact.method = {method!r}: choose one of {list(CONTACT_METHODS)}")
     spec = vm.spec
-    law = "hooke" if any(m.law == "hooke" for m in spec.materials.values()) else "hertz"
-    # Chrono's SMC damping formula (korner-2024 ran Chrono): with the force clamped at zero it
-    # rebounds livelier than the nominal restitution (e = 0.1 gives 0.25, docs/contact.md)
-    options.setdefault("damping", "chrono")
-    cs = ContactSystem(vm.model, terrain=terrain, law=law, **options)
+    if method == "nsc":
+        from ..contact.nsc import NscContact
+
+        cs = NscContact(vm.model, terrain=terrain, **options)
+    else:
+        law = "hooke" if any(m.law == "hooke" for m in spec.materials.values()) else "hertz"
+        # Chrono's SMC damping formula (korner-2024 ran Chrono): with the force clamped at zero it
+        # rebounds livelier than the nominal restitution (e = 0.1 gives 0.25, docs/contact.md)
+        options.setdefault("damping", "chrono")
+        cs = ContactSystem(vm.model, terrain=terrain, law=law, **options)
     mats = {k: contact_material(k, v) for k, v in spec.materials.items()}
     sh, sus = spec.shoes, spec.suspension
     # the pad box spans the whole shoe height: only its bottom face meets the ground, and box corners are
@@ -135,7 +153,7 @@ def vehicle_contact(vm, terrain, **options) -> ContactSystem:
     cs.collide("sprocket", "sprocket-guides", True)
     # Kelvin-Voigt vehicle materials (wallin-shabana Table 2) meet any ground with their own parameters
     for mat in mats.values():
-        if mat.kind != "smc":
+        if mat.kind != "smc":  # (NSC refuses these pairs by name: its contact is rigid)
             for gm in terrain_materials(terrain):
                 if gm.kind == "smc":
                     cs.set_pair(mat, gm, mat)

@@ -15,7 +15,9 @@ because :mod:`trackdyn.formulations` knows nothing about vehicles.
   true: the contact stiffness and damping enter the step matrix; false: the
   contact forces act explicitly from the step's start, as in Chrono's SMC
   systems without "stiff contact" -- cheaper per step, stable only below the
-  contact's explicit step limit, docs/contact.md). Other keys go to the
+  contact's explicit step limit, docs/contact.md) and ``contact.method``
+  (``"smc"``, default, or ``"nsc"``: rigid contact with Coulomb friction,
+  stepped by ``nsc-euler`` at 1e-3 s by default, docs/contact-nsc.md). Other keys go to the
   integrator; the implicit steppers' ``constraint_stiffness`` defaults to
   false here (:data:`LINKS_CONSTRAINT_STIFFNESS`).
 - ``massless`` (agapov-kovalev-pogorelov): no shoe bodies; the track-force
@@ -45,7 +47,7 @@ from ..formulations.tree import TreeSystem
 from ..integrators import INTEGRATORS
 from ..integrators.realtime import RealtimeStepper
 from .builder import build_vehicle, track_pins
-from .contact import vehicle_contact
+from .contact import CONTACT_METHODS, vehicle_contact
 from .massless import build_massless
 from .outputs import ShoeTensions
 from .placement import vehicle_drivetrain, vehicle_placement
@@ -67,8 +69,8 @@ LINKS_STEP = 5e-4
 LINKS_CONSTRAINT_STIFFNESS = False
 
 #: The integrators that step any absolute system with smooth contact: the registry's, less the massless
-#: model's own stepper and the non-smooth contact stepper (``nsc-euler`` needs an NscContact, which no vehicle
-#: builds yet: issue #29's ``contact.method``).
+#: model's own stepper and the non-smooth contact stepper (``nsc-euler`` needs an NscContact: the links
+#: fidelity's ``contact.method = "nsc"``, with which it is the only stepper).
 GENERIC_INTEGRATORS = tuple(n for n in INTEGRATORS if n not in (RealtimeStepper.name, "nsc-euler"))
 
 
@@ -106,34 +108,60 @@ class LinksFormulation:
         cost="reference", paper="korner-2024", default_step=LINKS_STEP,
         default_integrator="euler-implicit-linearized", integrators=GENERIC_INTEGRATORS,
         option_prefixes=("contact.",), benchmark="m113-flat")
-    #: contact options (keys after "contact."): "implicit" (bool)
-    CONTACT_OPTIONS = ("implicit",)
+    #: contact options (keys after "contact."): "implicit" (bool, SMC only), "method" ("smc" or "nsc")
+    CONTACT_OPTIONS = ("implicit", "method")
     #: option prefixes of the other fidelities (refused, naming their owner)
     FOREIGN = {"massless.": "massless", "penalty.": "penalty", "bushing.": "bushing"}
+    #: ``contact.method = "nsc"``: its stepper and default step (s), issue #29's vehicle step
+    NSC_INTEGRATOR = "nsc-euler"
+    NSC_STEP = 1e-3
+
+    @staticmethod
+    def _method(options) -> str:
+        m = dict(options or {}).get("contact.method", "smc")
+        if m not in CONTACT_METHODS:
+            raise ValueError(f"scenario.options['contact.method'] = {m!r}: choose one of {list(CONTACT_METHODS)}")
+        return m
 
     def defaults(self, options):
+        if self._method(options) == "nsc":
+            return self.NSC_INTEGRATOR, self.NSC_STEP
         return self.info.default_integrator, self.info.default_step
 
     def _options(self, sc):
         contact, rest = split_prefixed(sc.options, "contact.", self.name, self.FOREIGN)
+        method = self._method(sc.options)
+        contact.pop("method", None)
         for k, v in contact.items():
             if k not in self.CONTACT_OPTIONS:
                 raise ValueError(f"scenario.options['contact.{k}']: unknown contact option; choose from "
                                  f"{['contact.' + c for c in self.CONTACT_OPTIONS]}")
             if not isinstance(v, (bool, np.bool_)):
                 raise ValueError(f"scenario.options['contact.{k}'] = {v!r}: expected true or false")
-        return {k: bool(v) for k, v in contact.items()}, rest
+        if method == "nsc" and contact:
+            raise ValueError(f"scenario.options {['contact.' + k for k in contact]}: smooth-contact options; "
+                             "contact.method = 'nsc' takes none (its solver options are the nsc-euler "
+                             "integrator's: contact_solver, contact_tolerance, ...)")
+        return method, {k: bool(v) for k, v in contact.items()}, rest
 
     def check(self, sc) -> None:
-        _check_integrator(self.name, sc.integrator, self.info.integrators)
-        self._options(sc)
+        method, _, _ = self._options(sc)
+        if method == "nsc":
+            if sc.integrator != self.NSC_INTEGRATOR:
+                raise ValueError(f"scenario.integrator = {sc.integrator!r}: contact.method = 'nsc' steps with "
+                                 f"{self.NSC_INTEGRATOR!r} only")
+            from ..contact.nsc import NscContact
+
+            NscContact.check_terrain(vehicle_placement(sc)[1])  # profile and mesh terrains: not yet
+        else:
+            _check_integrator(self.name, sc.integrator, self.info.integrators)
 
     def build(self, sc) -> Build:
-        contact_options, integrator_options = self._options(sc)
+        method, contact_options, integrator_options = self._options(sc)
         spec, terrain, geo, z0 = vehicle_placement(sc)
         vm = build_vehicle(spec, origin=(sc.start_x, 0.0, z0), geometry=geo, speed=sc.speed)
         add_vehicle_visuals(vm)
-        contact = vehicle_contact(vm, terrain, **contact_options)
+        contact = vehicle_contact(vm, terrain, method, **contact_options)
         m = vm.model
         idx = {n: k for k, n in enumerate(m.body_names)}
         drivetrain = vehicle_drivetrain(spec, idx, vm.sides, sc.driver)

@@ -4,7 +4,8 @@ Events: ``half-round``, ``step-climb``, ``gap-crossing``, ``trapezoid``,
 ``ride`` (:mod:`trackdyn.experiments.events`). The common options are named
 flags; any other keyword of the event's Python function is given as
 ``--set NAME=VALUE`` (VALUE parsed as JSON when it can be: numbers, lists,
-true/false). With ``--json`` one JSON object goes to stdout, e.g.
+true/false); a dotted NAME is a scenario option of the fidelity
+(``--set contact.method=nsc``). With ``--json`` one JSON object goes to stdout, e.g.
 ``{"event": "step-climb", "limit_m": 0.62, ...}``. Exit codes: 0 success,
 1 invalid input or a diverged run, 2 usage.
 """
@@ -92,7 +93,11 @@ def event(
             if search is None:
                 named["search"] = "values"
         opts.update({k: v for k, v in named.items() if v is not None})
-        opts.update(_parse_set(set_))
+        for k, v in _parse_set(set_).items():
+            if "." in k:  # a scenario option of the fidelity (contact.method=nsc): Scenario(options=...)
+                opts.setdefault("scenario_options", {}).setdefault("options", {})[k] = v
+            else:
+                opts[k] = v
     except typer.BadParameter as err:
         fail(str(err))
     if fidelity != "links":

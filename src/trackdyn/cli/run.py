@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import typer
 
@@ -20,6 +20,8 @@ def register(app: typer.Typer) -> None:
         distance: float = typer.Option(100.0, "--distance", help="cruise: distance, m."),
         step: Optional[float] = typer.Option(None, "--step", help="Time step, s (default: the fidelity's own)."),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+        set_: Optional[List[str]] = typer.Option(None, "--set", help="Scenario option NAME=VALUE, e.g. "
+                                                 "contact.method=nsc (repeatable)."),
     ):
         """Run a scenario and print its figures."""
         from ..experiments.scenarios import SCENARIOS
@@ -27,10 +29,19 @@ def register(app: typer.Typer) -> None:
         from ..spec.scenario import load_scenario
         from .main import _print_json
 
+        from .event import _parse_set
+
         kw = {}
         if step is not None:
             kw["step"] = step
         try:
+            options = _parse_set(set_)
+        except typer.BadParameter as err:
+            typer.echo(str(err), err=True)
+            raise typer.Exit(2)
+        try:
+            if options and scenario in SCENARIOS:
+                kw["options"] = options
             if scenario in SCENARIOS:
                 if scenario in ("settle", "accelerate") and t_end is not None:
                     kw["t_end"] = t_end
@@ -54,6 +65,8 @@ def register(app: typer.Typer) -> None:
                     changes["step"] = step
                 if fidelity != sc.fidelity:
                     changes["fidelity"] = fidelity
+                if options:
+                    changes["options"] = {**sc.options, **options}
                 sc = sc.replace(**changes) if changes else sc
                 res = run_scenario(sc, out=out)
                 md = res.metadata

@@ -149,12 +149,18 @@ class NscContact(ContactSystem):
             _positive("set_impact rolling_friction", rolling_friction, allow_zero=True)
         self._impact[tuple(sorted((material_a.name, material_b.name)))] = (friction, restitution, rolling_friction)
 
-    def set_terrain(self, terrain) -> None:
-        super().set_terrain(terrain)
+    @staticmethod
+    def check_terrain(terrain) -> None:
+        """Raise ValueError naming the first part of ``terrain`` that NSC does not support (planes only)."""
         for part in terrain.parts():
             if not isinstance(part, Plane):
                 raise ValueError(f"NscContact: terrain part {type(part).__name__} is not supported (plane "  # noqa: TRY004
-                                 f"terrains only: the envelope correction knows their records)")
+                                 f"terrains only: the envelope correction of profile and mesh terrains is not "
+                                 f"written yet, issue #29)")
+
+    def set_terrain(self, terrain) -> None:
+        super().set_terrain(terrain)
+        self.check_terrain(terrain)
 
     def _build_nsc(self):
         if self._nsc_built:
@@ -367,10 +373,11 @@ class NscContact(ContactSystem):
 
     def contacts(self) -> dict:
         """The contacts of the last step (rolling blocks left out): ``body_a``, ``body_b``, ``point``,
-        ``normal`` (direction in which body_b is pushed), ``gap`` (m, negative: penetration), ``friction``,
+        ``normal`` (direction in which body_b is pushed), ``gap`` (m, negative: penetration), ``penetration``
+        (``-gap``, as SMC's :meth:`~trackdyn.contact.ContactSystem.contacts` names it), ``friction``,
         ``restitution``."""
         c = np.nonzero(self.c_kind[:self.m] == 0)[0]
         out = {"body_a": self.c_body[c, 0].copy(), "body_b": self.c_body[c, 1].copy(),
-               "point": self.c_point[c].copy(), "normal": self.c_frame[c, 0].copy(), "gap": self.c_phi[c].copy(),
+               "point": self.c_point[c].copy(), "normal": self.c_frame[c, 0].copy(), "gap": self.c_phi[c].copy(), "penetration": -self.c_phi[c],
                "friction": self.c_mu[c].copy(), "restitution": self.c_e[c].copy()}
         return out
