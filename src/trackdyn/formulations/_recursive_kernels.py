@@ -20,9 +20,19 @@ import math
 import numba as nb
 
 jit = nb.njit(cache=True, _nrt=False)
+jit_inline = nb.njit(cache=True, _nrt=False, inline="always")
 
 REVOLUTE = 0
 PRISMATIC = 1
+
+
+@jit_inline
+def _from_parent(acc, i, r0, r1):
+    """``B1 Y'_i``: parent i's acceleration (row i of ``acc`` (n, 3)) carried to the child's centre of mass,
+    ``r = r_j − r_i`` (eq. 5's first term); zero for a ground parent (i < 0)."""
+    if i < 0:
+        return 0.0, 0.0, 0.0
+    return acc[i, 0] - acc[i, 2] * r1, acc[i, 1] + acc[i, 2] * r0, acc[i, 2]
 
 
 @jit
@@ -212,24 +222,14 @@ def articulated_solve(node_parent, b2, r_pc, bias, vel, node_mass, node_inertia,
     for j in range(n):
         i = node_parent[j]
         r0, r1 = r_pc[j, 0], r_pc[j, 1]
-        if i >= 0:
-            y0 = acc0[i, 0] - acc0[i, 2] * r1
-            y1 = acc0[i, 1] + acc0[i, 2] * r0
-            y2 = acc0[i, 2]
-        else:
-            y0, y1, y2 = 0.0, 0.0, 0.0
+        y0, y1, y2 = _from_parent(acc0, i, r0, r1)
         x = (u0[j] - (U[j, 0] * y0 + U[j, 1] * y1 + U[j, 2] * y2)) * dinv[j]
         qdd0[j] = x
         acc0[j, 0] = y0 + b2[j, 0] * x + bias[j, 0]
         acc0[j, 1] = y1 + b2[j, 1] * x + bias[j, 1]
         acc0[j, 2] = y2 + b2[j, 2] * x + bias[j, 2]
         for k in range(m):
-            if i >= 0:
-                y0 = accl[i, 0, k] - accl[i, 2, k] * r1
-                y1 = accl[i, 1, k] + accl[i, 2, k] * r0
-                y2 = accl[i, 2, k]
-            else:
-                y0, y1, y2 = 0.0, 0.0, 0.0
+            y0, y1, y2 = _from_parent(accl[:, :, k], i, r0, r1)
             x = (ul[j, k] - (U[j, 0] * y0 + U[j, 1] * y1 + U[j, 2] * y2)) * dinv[j]
             qddl[j, k] = x
             accl[j, 0, k] = y0 + b2[j, 0] * x
@@ -318,12 +318,7 @@ def inverse_dynamics(node_parent, b2, r_pc, bias, node_mass, node_inertia, node_
     for j in range(n):
         i = node_parent[j]
         r0, r1 = r_pc[j, 0], r_pc[j, 1]
-        if i >= 0:
-            y0 = acc[i, 0] - acc[i, 2] * r1
-            y1 = acc[i, 1] + acc[i, 2] * r0
-            y2 = acc[i, 2]
-        else:
-            y0, y1, y2 = 0.0, 0.0, 0.0
+        y0, y1, y2 = _from_parent(acc, i, r0, r1)
         x = qdd[j]
         acc[j, 0] = y0 + b2[j, 0] * x
         acc[j, 1] = y1 + b2[j, 1] * x
