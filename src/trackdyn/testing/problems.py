@@ -19,6 +19,7 @@ __all__ = [
     "four_bar_output_angle",
     "chain",
     "CHAIN64",
+    "chain_loop",
     "torque_free_body",
 ]
 
@@ -131,6 +132,44 @@ def chain(n_links=64, mass=8.55, pitch=0.154, inertia=(0.1562, 0.0318, 0.1562), 
         body = m.add_body(f"link[{k}]", mass=mass, inertia=list(inertia), pos=(k + 0.5) * pitch * e, quat=quat)
         m.add_joint(Revolute(prev, body, point=k * pitch * e, axis=[0, 1, 0], name=f"pin[{k}]"))
         prev = body
+    return m
+
+
+def chain_loop(n_arc=8, n_strand=24, wheel_mass=20.0, wheel_inertia=(1.0, 2.0, 1.0)):
+    """A closed loop of ``2 (n_arc + n_strand)`` CHAIN64 links around two wheels on fixed axles.
+
+    The pins sit on two half circles (radius such that a chord is one pitch)
+    joined by straight strands; each wheel turns on a revolute at its centre
+    and carries the loop by one pin on its rim (wheel A at its top pin, wheel
+    B at its bottom pin: the two halves of the loop between them are 32 links
+    each, longer than the rim pins can ever stand apart, d + 2R, so the loop
+    never snaps taut). Two independent loops: 66 bodies, 68 joints.
+    """
+    p, mass, inertia = CHAIN64["pitch"], CHAIN64["mass"], CHAIN64["inertia"]
+    R = p / (2.0 * np.sin(np.pi / (2 * n_arc)))
+    d = n_strand * p
+    pins = [(k * p, R) for k in range(n_strand + 1)]
+    pins += [(d + R * np.cos(np.pi / 2 - i * np.pi / n_arc), R * np.sin(np.pi / 2 - i * np.pi / n_arc))
+             for i in range(1, n_arc + 1)]
+    pins += [(d - k * p, -R) for k in range(1, n_strand + 1)]
+    pins += [(R * np.cos(-np.pi / 2 - i * np.pi / n_arc), R * np.sin(-np.pi / 2 - i * np.pi / n_arc))
+             for i in range(1, n_arc)]
+    pins = np.array([[x, 0.0, z] for x, z in pins])
+    n = len(pins)
+    m = Model(gravity=(0.0, 0.0, -9.81))
+    links = []
+    for k in range(n):
+        a, b = pins[k], pins[(k + 1) % n]
+        ang = np.arctan2(b[2] - a[2], b[0] - a[0])
+        links.append(m.add_body(f"link[{k}]", mass=mass, inertia=list(inertia), pos=0.5 * (a + b),
+                                quat=quat_from_axis_angle([0, 1, 0], -ang)))
+    for k in range(n):
+        m.add_joint(Revolute(links[k - 1], links[k], point=pins[k], axis=[0, 1, 0], name=f"pin[{k}]"))
+    bottom = n_strand + n_arc
+    for name, centre, pin in (("wheel_a", [0.0, 0.0, 0.0], 0), ("wheel_b", [d, 0.0, 0.0], bottom)):
+        w = m.add_body(name, mass=wheel_mass, inertia=list(wheel_inertia), pos=centre)
+        m.add_joint(Revolute(m.ground, w, point=centre, axis=[0, 1, 0], name=f"{name}.axle"))
+        m.add_joint(Revolute(w, links[pin], point=pins[pin], axis=[0, 1, 0], name=f"{name}.rim"))
     return m
 
 
