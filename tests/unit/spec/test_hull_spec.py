@@ -58,7 +58,7 @@ def _plate_angles(part):
 def test_m113_hull_has_the_published_dimensions(name):
     """Hunnicutt's M113 sheet: length 4.864 m, width over the track shrouds 2.686 m, lower front plate 30 deg
     and upper front plate 45 deg from vertical; ground clearance 0.43 m and hull height 1.85 m above the
-    settled ground (0.543 m below the sprocket axis at the belly's front edge, spec comment)."""
+    settled ground (0.543 m below the sprocket axis, the pose pitched 0.785 deg nose-down, spec comment)."""
     spec = S.get(name)
     V = np.concatenate([np.asarray(p.vertices) for p in spec.chassis.hull])
     assert V[:, 0].max() - V[:, 0].min() == pytest.approx(4.864, abs=1e-9)
@@ -66,7 +66,9 @@ def test_m113_hull_has_the_published_dimensions(name):
     lower, upper = spec.chassis.hull
     a = _plate_angles(lower)
     assert a["lower"] == pytest.approx(30.0, abs=0.01) and a["upper"] == pytest.approx(45.0, abs=0.01)
-    assert V[:, 2].min() + 0.543 == pytest.approx(0.43, abs=1e-9)
+    floor = V[V[:, 2] == V[:, 2].min()]
+    x_edge = floor[:, 0].max()  # the belly's front edge, where the settled clearance is measured
+    assert V[:, 2].min() + 0.543 - x_edge * np.tan(np.radians(0.785)) == pytest.approx(0.43, abs=1e-4)
     assert V[:, 2].max() + 0.543 == pytest.approx(1.85, abs=1e-9)
     # the sponsons' front lies on the same plates
     assert _plate_angles(upper)["lower"] == pytest.approx(30.0, abs=0.05)
