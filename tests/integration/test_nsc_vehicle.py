@@ -104,3 +104,17 @@ def test_m113_settles_on_rigid_ground_under_nsc():
           f"chassis z NSC {z_nsc:.5f} m, SMC {z_smc:.5f} m, difference {1e3 * (z_nsc - z_smc):.2f} mm; "
           f"SMC mean wheel deflection {1e3 * defl_smc.mean():.2f} mm, NSC {1e3 * defl_nsc.mean():.3f} mm")
     assert abs((z_nsc - z_smc) - defl_smc.mean()) < 3e-3
+
+
+def test_command_line_passes_contact_method_to_the_scenario():
+    """``--set contact.method=...`` on ``trackdyn run`` and ``trackdyn event`` reaches the scenario's options:
+    a bad value comes back with the field, the value and the choices, exit code 1, before anything runs."""
+    from typer.testing import CliRunner
+
+    from trackdyn.cli.main import app
+
+    for args in (["run", "settle", "--set", "contact.method=rigid"],
+                 ["event", "step-climb", "--values", "0.3", "--set", "contact.method=rigid"]):
+        r = CliRunner().invoke(app, args)
+        assert r.exit_code == 1, (args, r.output)
+        assert "contact.method'] = 'rigid': choose one of ['smc', 'nsc']" in r.output, r.output
