@@ -19,6 +19,8 @@ import math
 
 import numba as nb
 
+from ..linsolve._dense_kernels import gauss_solve
+
 jit = nb.njit(cache=True, _nrt=False)
 jit_inline = nb.njit(cache=True, _nrt=False, inline="always")
 
@@ -275,33 +277,12 @@ def articulated_solve(node_parent, b2, r_pc, bias, vel, node_mass, node_inertia,
 
 @jit
 def lu_solve_inplace(A, b, piv, x):
-    """x = A⁻¹ b by Gaussian elimination with partial pivoting; A and b are overwritten (m small, dense)."""
+    """x = A⁻¹ b (:func:`~trackdyn.linsolve._dense_kernels.gauss_solve` on all of A); A and b are overwritten,
+    ``piv`` gets the identity (no permutation is kept)."""
     m = A.shape[0]
     for k in range(m):
         piv[k] = k
-    for k in range(m):
-        p = k
-        big = abs(A[k, k])
-        for r in range(k + 1, m):
-            if abs(A[r, k]) > big:
-                big = abs(A[r, k])
-                p = r
-        if p != k:
-            for c in range(m):
-                A[k, c], A[p, c] = A[p, c], A[k, c]
-            b[k], b[p] = b[p], b[k]
-        d = A[k, k]
-        for r in range(k + 1, m):
-            f = A[r, k] / d
-            if f != 0.0:
-                for c in range(k, m):
-                    A[r, c] -= f * A[k, c]
-                b[r] -= f * b[k]
-    for k in range(m - 1, -1, -1):
-        s = b[k]
-        for c in range(k + 1, m):
-            s -= A[k, c] * x[c]
-        x[k] = s / A[k, k]
+    gauss_solve(A, b, m, x)
 
 
 @jit

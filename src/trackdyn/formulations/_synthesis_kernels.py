@@ -21,6 +21,7 @@ import numba as nb
 import numpy as np
 
 from ..contact.tyre import vertical_force
+from ..linsolve._dense_kernels import gauss_solve
 from ..mbs._kernels import advance_positions_dq, constraint_eval
 
 P_M, P_I, P_S0, P_S1, P_A0, P_U0, P_C1 = 0, 1, 10, 13, 16, 19, 22
@@ -33,38 +34,6 @@ JOINT = 1
 
 
 # ------------------------------------------------------------------------------------------ small algebra
-@nb.njit(cache=True)
-def _solve(A, b, n):
-    """Solve A x = b (n × n, leading block) in place by Gaussian elimination with partial pivoting; x in b."""
-    for k in range(n):
-        p = k
-        big = abs(A[k, k])
-        for r in range(k + 1, n):
-            if abs(A[r, k]) > big:
-                big = abs(A[r, k])
-                p = r
-        if p != k:
-            for c in range(n):
-                tmp = A[k, c]
-                A[k, c] = A[p, c]
-                A[p, c] = tmp
-            tmp = b[k]
-            b[k] = b[p]
-            b[p] = tmp
-        piv = A[k, k]
-        for r in range(k + 1, n):
-            m = A[r, k] / piv
-            if m != 0.0:
-                for c in range(k, n):
-                    A[r, c] -= m * A[k, c]
-                b[r] -= m * b[k]
-    for k in range(n - 1, -1, -1):
-        s = b[k]
-        for c in range(k + 1, n):
-            s -= A[k, c] * b[c]
-        b[k] = s / A[k, k]
-
-
 @nb.njit(cache=True)
 def _det(A, n, work):
     """Determinant of the leading n × n block of A (copied into work)."""
@@ -389,14 +358,14 @@ def cart_terms(i, t, sp, Rrel0, c_type, c_body, c_a, c_s, c_c, c_u, c_f, q0, v0,
                 A[r, m] = S[r, m]
             rhs[NR + r] = Phi0[r, c]
         col = rhs[NR:2 * NR]
-        _solve(A, col, NR)
+        gauss_solve(A, col, NR, col)
         for r in range(NR):
             X[r, c] = col[r]
     for r in range(NR):
         for m in range(NR):
             A[r, m] = S[r, m]
     y = rhs[:NR]
-    _solve(A, y, NR)
+    gauss_solve(A, y, NR, y)
     for r in range(6):
         s = gb[r]
         for k in range(NR):
@@ -422,7 +391,7 @@ def cart_recover(i, sp, a0, w, a1, lam):
         lam[r] = s
         for m in range(NR):
             A[r, m] = S[r, m]
-    _solve(A, lam, NR)
+    gauss_solve(A, lam, NR, lam)
     m1 = p[P_M]
     I1inv = p[P_IINV:P_IINV + 9].reshape(3, 3)
     g = w[20][i]
@@ -457,7 +426,7 @@ def base_solve(q0, v0, m0, I0, B, gravity, Meff, Peff, a0):
     nf = B.shape[1]
     Mr = B.T @ (M @ B)
     gr = B.T @ g
-    _solve(Mr, gr, nf)
+    gauss_solve(Mr, gr, nf, gr)
     a = B @ gr
     for k in range(6):
         a0[k] = a[k]
@@ -551,7 +520,7 @@ def gcp_correct(i, q0, v0, q1, v1, c_type, c_body, c_a, c_s, c_c, c_u, c_f, w, i
                     A[r, m] = J[r, 6 + c]
                     m += 1
             b[r] = -phi[r]
-        _solve(A, b, NR)
+        gauss_solve(A, b, NR, b)
         m = 0
         for c in range(6):
             if c != k:
@@ -574,7 +543,7 @@ def gcp_correct(i, q0, v0, q1, v1, c_type, c_body, c_a, c_s, c_c, c_u, c_f, w, i
             if c != k:
                 A[r, m] = J[r, 6 + c]
                 m += 1
-    _solve(A, b, NR)
+    gauss_solve(A, b, NR, b)
     m = 0
     for c in range(6):
         if c != k:
@@ -964,7 +933,7 @@ def run_cart_ei(h, nsteps, q0, v0, q1, v1, m0, I0, B, gravity, sp, Rrel0, c_type
                         rhs[k] = -psi[k]
                     for r in range(NR):
                         rhs[6 + r] = -w[14][r] / (be * h * h)
-                    _solve(A, rhs, 11)
+                    gauss_solve(A, rhs, 11, rhs)
                     da = 0.0
                     dl = 0.0
                     lmax = 0.0
