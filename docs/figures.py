@@ -466,6 +466,15 @@ def events_m113_full():
     return {"command": "python bench/events_m113.py", "figures": rows, "mismatches": []}
 
 
+@producer("impact-stability", "docs/events.md (Stability at impacts: trials with and without the joints' geometric "
+                              "stiffness, the pin-tension drift; `python bench/m113_impact_stability.py --drift`)")
+def impact_stability():
+    """`python bench/m113_impact_stability.py --drift`: six event trials of the M113 run with and without the joints'
+    geometric stiffness at h = 5e-4 s, and the pin-tension drift of the 0.55 m step (about half an hour)."""
+    rows = _script("bench/m113_impact_stability.py", "--drift")
+    return {"command": "python bench/m113_impact_stability.py --drift", "figures": rows, "mismatches": []}
+
+
 @producer("sweep-speedup", "docs/events.md (Sweep: 1 and 2 workers)")
 def sweep_speedup():
     """`python bench/sweep_speedup.py --file docs/events/sweep_short.toml 1 2`."""
