@@ -70,7 +70,7 @@ def test_lower_front_plate_on_a_step_edge():
     # the ground pushes the hull back and up along the lower front plate's inward normal (30 deg from
     # horizontal, to the 4-digit vertices of the spec), at the edge (x 0.33, z 0.75), as deep as the edge is
     # behind the plate
-    a, b = np.array([0.1638, -0.113 + 0.56]), np.array([0.464, 0.407 + 0.56])  # world (x, z) of the plate
+    a, b = np.array([0.1614, -0.1108 + 0.56]), np.array([0.464, 0.4134 + 0.56])  # world (x, z) of the plate
     d = (b - a) / np.linalg.norm(b - a)
     inward = np.array([-d[1], d[0]])
     assert math.degrees(math.atan2(inward[1], -inward[0])) == pytest.approx(30.0, abs=0.01)
