@@ -59,7 +59,7 @@ from ._detect import detect
 from ._stage import summaries
 from .materials import Material
 from .shapes import S_BOX, S_CAPSULE, S_CYLINDER, S_POLY, S_SPHERE, S_SPROCKET, TYPE_NAMES, ConvexPolyhedron
-from .system import ContactSystem, Filters, Scratch
+from .system import ContactSystem, Filters
 
 __all__ = ["NscContact"]
 
@@ -252,12 +252,7 @@ class NscContact(ContactSystem):
         fam_ok, excl, type_ok, mat_pair = self._filters_base
         pidx = np.full((max(nb_, 1), max(nb_, 1)), -1, np.int64)
         self.filters = Filters(fam_ok, excl, type_ok, mat_pair, self.pair_law, pidx, self._may)
-        ns = len(self._shapes)
-        nbl = len(self.shapes.b_list)
-        self.scratch = Scratch(np.zeros((ns, 3)), np.zeros((ns, 3, 3)), np.zeros((ns, 3)), np.zeros((ns, 3)),
-                               np.zeros((nbl, 3)), np.zeros((nbl, 3)), np.arange(nbl, dtype=np.int64),
-                               np.zeros(4096, np.int64), np.zeros(self._stack_size, np.int64), np.zeros(3),
-                               np.zeros(3), np.zeros((10, 3, 12)), np.zeros((12, 12)), np.zeros((12, 12)))
+        self.scratch = self._new_scratch()
         self.body_out = np.zeros((nb_ + 1, 8))
         self.glob_out = np.zeros(4)
         self._key_name = f"{self.name}.key"

@@ -505,6 +505,15 @@ class ContactSystem:
         self._build()
         return list(self._pairs)
 
+
+    def _new_scratch(self) -> Scratch:
+        """The narrow phase's work arrays for this system's shapes and broad-phase lists."""
+        ns = len(self._shapes)
+        nbl = len(self.shapes.b_list)
+        return Scratch(np.zeros((ns, 3)), np.zeros((ns, 3, 3)), np.zeros((ns, 3)), np.zeros((ns, 3)),
+                       np.zeros((nbl, 3)), np.zeros((nbl, 3)), np.arange(nbl, dtype=np.int64),
+                       np.zeros(4096, np.int64), np.zeros(self._stack_size, np.int64), np.zeros(3),
+                       np.zeros(3), np.zeros((10, 3, 12)), np.zeros((12, 12)), np.zeros((12, 12)))
     def bind(self, system) -> None:
         self._build()
         nb_ = system.nb
@@ -519,12 +528,7 @@ class ContactSystem:
             pidx[i, j] = pidx[j, i] = p
         fam_ok, excl, type_ok, mat_pair = self._filters_base
         self.filters = D_Filters(fam_ok, excl, type_ok, mat_pair, self.pair_law, pidx, self._may)
-        ns = len(self._shapes)
-        nbl = len(self.shapes.b_list)
-        self.scratch = Scratch(np.zeros((ns, 3)), np.zeros((ns, 3, 3)), np.zeros((ns, 3)), np.zeros((ns, 3)),
-                               np.zeros((nbl, 3)), np.zeros((nbl, 3)), np.arange(nbl, dtype=np.int64),
-                               np.zeros(4096, np.int64), np.zeros(self._stack_size, np.int64), np.zeros(3),
-                               np.zeros(3), np.zeros((10, 3, 12)), np.zeros((12, 12)), np.zeros((12, 12)))
+        self.scratch = self._new_scratch()
         self.coupled_pairs = len(self._pairs)
         # outputs
         self.body_out = np.zeros((nb_ + 1, 8))

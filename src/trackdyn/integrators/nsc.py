@@ -58,7 +58,6 @@ Diagnostics: ``last`` adds ``contacts`` (blocks), ``contact_iterations``, ``cont
 
 from __future__ import annotations
 
-import math
 
 import numba as nb
 import numpy as np
@@ -68,34 +67,12 @@ from ..contact.nsc import NscContact
 from ..contact.nsc_solvers import CCP_SOLVERS, solve_ccp
 from ..linsolve import DirectSolver, make_solver
 from ..linsolve._ldl_kernels import supernodal_solve_inplace
-from ..mbs import _kernels as MK
 from ..mbs.model import State
 from ._kernels import euler_rhs, mass_times
 from .base import Integrator, StepFailed
+from .euler import _finish_step
 
 __all__ = ["NscEuler"]
-
-
-@nb.njit(cache=True, _nrt=False)
-def _finish(x, v_old, q_old, h, phi, v_new, lam, q_new, acc):
-    """v_new, λ = y/h, q_new = q ⊕ h v_new, acc = (v_new - v)/h from the KKT solution x; returns max |C|."""
-    nb_ = v_old.shape[0]
-    nd = 6 * nb_
-    for b in range(nb_):
-        for k in range(6):
-            v_new[b, k] = x[6 * b + k]
-    for r in range(lam.shape[0]):
-        lam[r] = x[nd + r] / h
-    MK.advance_positions(q_old, v_new, h, q_new)
-    for b in range(nb_):
-        for k in range(6):
-            acc[b, k] = (v_new[b, k] - v_old[b, k]) / h
-    mx = 0.0
-    for r in range(phi.shape[0]):
-        a = abs(phi[r])
-        if a > mx or math.isnan(a):
-            mx = a
-    return mx
 
 
 @nb.njit(cache=True, _nrt=False)
@@ -389,7 +366,7 @@ class NscEuler(Integrator):
         lam_new = np.empty(s.nc)
         q_new = np.empty(q.shape)
         acc = np.empty((s.nb, 6))
-        viol = _finish(self.x, v, q, h, s.phi, v_new, lam_new, q_new, acc)
+        viol = _finish_step(self.x, v, q, h, s.phi, v_new, lam_new, q_new, acc)
         cs.stage(gamma, h, s.kin.pos, it, res)
         t8 = clk()
         tm["forces"] += t1 - t0 - contact_time
