@@ -98,6 +98,8 @@ def run(name: str, collect: bool = False) -> dict:
         res = json.loads(p.stdout.strip().splitlines()[-1])
         rec["result"] = {k: v for k, v in res.items() if k not in ("paths", "terrain_profile", "search", "trace",
                                                                    "spectrum", "runs", "trials", "table")}
+        if "out" in rec["result"]:  # the event's folder, relative to the repository (no machine paths)
+            rec["result"]["out"] = f"runs/events/{name}"
         for f in res.get("figures", []):
             shutil.copy(out / f, DOCS / f"{name}-{f}")
     else:
