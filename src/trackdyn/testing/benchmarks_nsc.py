@@ -23,7 +23,7 @@ import time
 import numpy as np
 
 from .benchmarks import bench, machine_info, timed_run
-from .benchmarks_vehicle import _load, settled_cruise
+from . import benchmarks_vehicle as BV  # a module, not its names: benchmarks_vehicle imports benchmarks, which imports this
 
 __all__ = ["m113_flat_nsc"]
 
@@ -40,14 +40,14 @@ def m113_flat_nsc(t_end: float = 2.0, step: float = 1e-3, settle: float = 0.5, c
     options = {"contact.method": "nsc", "contact_solver": contact_solver, "contact_tolerance": contact_tolerance,
                "friction": friction, "warm_start": warm_start}
     t0 = time.perf_counter()
-    prep = settled_cruise(settle, step, output_step=output_step, options=options)
+    prep = BV.settled_cruise(settle, step, output_step=output_step, options=options)
     settle_wall = time.perf_counter() - t0
     it = prep.sim.integrator
     c0 = dict(it.counters)
-    load0 = _load()
+    load0 = BV._load()
     runs = [] if results is None else results
     r, _ = timed_run(prep.sim, t_end, runs)
-    load1 = _load()
+    load1 = BV._load()
     steps = r["steps"]
     sp = r["split_ms"]
     split = {
