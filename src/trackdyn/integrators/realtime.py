@@ -348,6 +348,30 @@ class RealtimeStepper(Integrator):
         self.run_samples(state, 0, 1, limits, False)
         tm["contact"] = before
 
+    def _chunk_inputs(self, state: State):
+        """The compiled loops' inputs from ``state`` (:meth:`run_chunk`, :meth:`run_samples`): the new state's own
+        q and v (C-contiguous float64 copies the kernel advances in place), the driver memory (3 slots), an
+        acceleration buffer (every step writes all of it; with no step the state's is copied) and the
+        loop's argument tail (built once)."""
+        q, v = state.q, state.v
+        q = q.copy() if q.dtype == _F64 else np.array(q, dtype=float, order="C")
+        v = v.copy() if v.dtype == _F64 else np.array(v, dtype=float, order="C")
+        extra = state.extra
+        mem_in = extra.get("driver", None)
+        if mem_in is None:
+            mem = np.zeros(3)
+        elif mem_in.shape[0] >= 3:
+            mem = np.array(mem_in, dtype=float)
+        else:
+            mem = np.zeros(3)
+            mem[: mem_in.shape[0]] = mem_in
+        acc = np.empty(self._acc_shape)
+        tail = self._chunk
+        if tail is None:
+            tail = self._chunk = list(self._args(state, self._qo, self._vo, acc)) + [self._mem_try]
+            self._chunk_entry = self._samples_entry = None  # both loops are bound to the tail's arrays
+        return q, v, extra, mem_in, mem, acc, tail
+
     def run_chunk(self, state: State, nsteps: int, limits, want_outputs: bool, first_outputs: bool = False):
         """Up to ``nsteps`` steps from ``state`` in one compiled call (:func:`trackdyn.integrators._realtime_kernels.run_steps`).
 
@@ -366,24 +390,7 @@ class RealtimeStepper(Integrator):
         """
         clk = self._clock
         t0 = clk()
-        q, v = state.q, state.v
-        # the kernel advances q and v in place: the new state's own copies (C-contiguous float64)
-        q = q.copy() if q.dtype == _F64 else np.array(q, dtype=float, order="C")
-        v = v.copy() if v.dtype == _F64 else np.array(v, dtype=float, order="C")
-        extra = state.extra
-        mem_in = extra.get("driver", None)
-        if mem_in is None:
-            mem = np.zeros(3)
-        elif mem_in.shape[0] >= 3:
-            mem = np.array(mem_in, dtype=float)
-        else:
-            mem = np.zeros(3)
-            mem[: mem_in.shape[0]] = mem_in
-        acc = np.empty(self._acc_shape)  # every step writes all of it; with no step the state's is copied
-        tail = self._chunk
-        if tail is None:
-            tail = self._chunk = list(self._args(state, self._qo, self._vo, acc)) + [self._mem_try]
-            self._chunk_entry = None
+        q, v, extra, mem_in, mem, acc, tail = self._chunk_inputs(state)
         tail[1], tail[2], tail[5] = q, v, acc
         drv, pid = self._chunk_drv
         if self._chunk_entry is None:
@@ -421,24 +428,7 @@ class RealtimeStepper(Integrator):
         clk = self._clock
         t0 = clk()
         nsamp = int(min(nsamp, self._hist_cap))
-        q, v = state.q, state.v
-        q = q.copy() if q.dtype == _F64 else np.array(q, dtype=float, order="C")
-        v = v.copy() if v.dtype == _F64 else np.array(v, dtype=float, order="C")
-        extra = state.extra
-        mem_in = extra.get("driver", None)
-        if mem_in is None:
-            mem = np.zeros(3)
-        elif mem_in.shape[0] >= 3:
-            mem = np.array(mem_in, dtype=float)
-        else:
-            mem = np.zeros(3)
-            mem[: mem_in.shape[0]] = mem_in
-        acc = np.empty(self._acc_shape)
-        tail = self._chunk
-        if tail is None:
-            tail = self._chunk = list(self._args(state, self._qo, self._vo, acc)) + [self._mem_try]
-            self._chunk_entry = None
-            self._samples_entry = None
+        q, v, extra, mem_in, mem, acc, tail = self._chunk_inputs(state)
         tail[1], tail[2], tail[5] = q, v, acc
         drv, pid = self._chunk_drv
         hist = self._hist
