@@ -37,6 +37,8 @@ import math
 import numba as nb
 import numpy as np
 
+from ..mbs.markers import body_points
+
 __all__ = ["TyreForces", "iso8608_road", "longitudinal_force", "road_height", "vertical_force"]
 
 #: ISO 8608 (1995) geometric-mean displacement PSD G_d(n0) at n0 = 0.1 cycle/m, m³, per road class
@@ -145,18 +147,15 @@ class TyreForces:
 
     def accumulate(self, ctx):
         kin = ctx.kin
+        arm, c, vc = body_points(kin, self.body, self.centre_b)
         for e, b in enumerate(self.body):
-            R = kin.R[b]
-            arm = R @ self.centre_b[e]
-            c = kin.pos[b] + arm
-            vc = kin.vel[b] + np.cross(kin.omega_w[b], arm)
-            fz = vertical_force(c[0], c[2], vc[0], vc[2], ctx.t, self.radius, self.k, self.c, self.road,
-                                self.speed, self.fade)
+            fz = vertical_force(c[e, 0], c[e, 2], vc[e, 0], vc[e, 2], ctx.t, self.radius, self.k, self.c,
+                                self.road, self.speed, self.fade)
             self.fz[e] = fz
             F = np.array([0.0, 0.0, fz])
-            rc = arm - np.array([0.0, 0.0, self.radius])  # contact point from the centre of mass
+            rc = arm[e] - np.array([0.0, 0.0, self.radius])  # contact point from the centre of mass
             ctx.f[b, :3] += F
-            ctx.f[b, 3:] += R.T @ np.cross(rc, F)
+            ctx.f[b, 3:] += kin.R[b].T @ np.cross(rc, F)
 
     def commit(self, state):
         pass

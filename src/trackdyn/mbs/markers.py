@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["MarkerOutputs"]
+__all__ = ["MarkerOutputs", "body_points"]
 
 
 def _cross(a, b):
@@ -20,6 +20,15 @@ def _cross(a, b):
     out[:, 1] = a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2]
     out[:, 2] = a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]
     return out
+
+
+def body_points(kin, body, s_local):
+    """World arms ``s = A s̄``, positions ``r + s`` and velocities ``ṙ + ω × s`` of body-fixed points.
+
+    ``body`` (m,) body indices, ``s_local`` (m, 3) the points in their bodies' frames.
+    """
+    s = np.einsum("mij,mj->mi", kin.R[body], s_local)
+    return s, kin.pos[body] + s, kin.vel[body] + _cross(kin.omega_w[body], s)
 
 
 class MarkerOutputs:
@@ -45,13 +54,10 @@ class MarkerOutputs:
             return
         kin, st = ctx.kin, ctx.state
         b = self.body
-        R = kin.R[b]
-        s = np.einsum("mij,mj->mi", R, self.s)
-        w = kin.omega_w[b]
-        alpha = np.einsum("mij,mj->mi", R, st.acc[b, 3:])
         # all markers at once (np.cross on 3-vectors cost ~25 µs a call: 0.3 ms per recorded sample)
-        self.out[:, 0:3] = kin.pos[b] + s
-        self.out[:, 3:6] = kin.vel[b] + _cross(w, s)
+        s, self.out[:, 0:3], self.out[:, 3:6] = body_points(kin, b, self.s)
+        w = kin.omega_w[b]
+        alpha = np.einsum("mij,mj->mi", kin.R[b], st.acc[b, 3:])
         self.out[:, 6:9] = st.acc[b, :3] + _cross(alpha, s) + _cross(w, _cross(w, s))
 
     def commit(self, state):
