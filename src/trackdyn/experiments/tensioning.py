@@ -41,7 +41,7 @@ import numpy as np
 from ..math.quaternion import quat_to_matrix
 from ..mbs.forces import TSDABlock
 
-__all__ = ["Tensioning", "window_means"]
+__all__ = ["Tensioning", "idler_strands", "strand_tensions", "vehicle_frame", "window_means"]
 
 
 def _tsda_block(system, name):
@@ -188,17 +188,85 @@ def window_means(result, t0: float, t1: float, com) -> dict:
     com = np.asarray(com, float)
     idler = {}
     if "chassis.pos.x" in result:
-        idx = np.nonzero(w)[0]
-        P = np.column_stack([result[f"chassis.pos.{c}"] for c in "xyz"])
-        Q = np.column_stack([result[f"chassis.quat.{c}"] for c in ("e0", "e1", "e2", "e3")])
         for side in ("left", "right"):
             if f"{side}.idler.pos.x" not in result:
                 continue
-            I = np.column_stack([result[f"{side}.idler.pos.{c}"] for c in "xyz"])
-            pv = np.array([quat_to_matrix(Q[i]).T @ (I[i] - P[i]) + com for i in idx])
+            pv = vehicle_frame(result, f"{side}.idler", com)[w]
             idler[side] = {"idler_x_m": float(pv[:, 0].mean()), "idler_z_m": float(pv[:, 2].mean())}
     out["idler"] = idler
     if "left" in idler:
         out["idler_x_m"] = idler["left"]["idler_x_m"]
         out["idler_z_m"] = idler["left"]["idler_z_m"]
+    return out
+
+
+def vehicle_frame(result, name: str, com) -> np.ndarray:
+    """Body ``name``'s recorded centre in the vehicle frame, (T, 3) m: from the recorded chassis pose
+    (``chassis.pos.*``, ``chassis.quat.*``) and the spec's chassis centre of mass ``com`` (the vehicle frame's
+    origin is the sprocket axis, so ``com`` is where the chassis body's centre sits in it)."""
+    P = np.column_stack([result[f"chassis.pos.{c}"] for c in "xyz"])
+    R = quat_to_matrix(np.column_stack([result[f"chassis.quat.e{k}"] for k in range(4)]))
+    X = np.column_stack([result[f"{name}.pos.{c}"] for c in "xyz"])
+    return np.einsum("tji,tj->ti", R, X - P) + np.asarray(com, float)
+
+
+def idler_strands(spec, side, result, i: int, margin: float = 0.02) -> tuple[list, list]:
+    """Loop indices of the shoes of the two strands leaving the idler at sample ``i``: (upper, lower),
+    each ordered from the idler outwards.
+
+    ``side`` is the built side (``prep.vehicle.sides[name]``: its ``shoes``, ``idler``, ``sprocket`` and
+    ``wheels`` body names). A shoe is wrapped on the sprocket or the idler, or pressed under a road wheel,
+    while its centre is within the pin circle (sprocket) or the wheel radius plus the shoe's ``top`` (+
+    ``margin``) of that centre, below a road wheel's centre; the strands are the runs of other shoes on
+    either side of the idler's wrap. On the M113 the upper run rests on the road wheels' tops, which turn
+    freely.
+    """
+    com = np.asarray(spec.chassis.com, float)
+    at = lambda name: vehicle_frame(result, name, com)[i][[0, 2]]
+    top = spec.shoes.top
+    rolling = ([(at(side.sprocket), spec.sprocket.assembly_radius + margin, False)]
+               + [(at(w), spec.suspension.wheel_radius + top + margin, True) for w in side.wheels])
+    idler = at(side.idler)
+    shoes = [at(s) for s in side.shoes]
+    n = len(shoes)
+    on_idler = [np.hypot(*(p - idler)) < spec.idler.radius + top + margin for p in shoes]
+    held = [on_idler[k] or any(np.hypot(*(p - c)) < r and (not below or p[1] < c[1]) for c, r, below in rolling)
+            for k, p in enumerate(shoes)]
+    first = next(k for k in range(n) if on_idler[k] and not on_idler[k - 1])
+    last = next(k for k in range(n) if on_idler[k] and not on_idler[(k + 1) % n])
+    runs = []
+    for start, step in ((first - 1, -1), (last + 1, 1)):
+        run, k = [], start % n
+        while not held[k]:
+            run.append(k)
+            k = (k + step) % n
+        runs.append(run)
+    upper, lower = sorted(runs, key=lambda r: -np.mean([shoes[k][1] for k in r]))
+    return upper, lower
+
+
+def strand_tensions(spec, side, result, t0: float, t1: float) -> dict:
+    """The tension of the two strands leaving the idler over ``[t0, t1]`` s, and its hanging-chain share.
+
+    A chain of weight ``w = m_shoe g / pitch`` per metre carries, between two of its points on free spans
+    or over frictionless supports, a tension that differs by ``w Δz`` (the height difference): the upper
+    strand, which lies about 0.6 m above the lower one on the M113, carries ``w Δz`` more even when the
+    tensioner acts perfectly. Per strand (``upper``, ``lower``): the mean of ``SIDE.shoe[k].tension`` over
+    its shoes and the window (``tension_N``), their mean world height (``z_m``), and the tension brought to
+    the idler centre's height, ``tension_at_idler_N = tension_N - w (z_m - z_idler)``; ``w_N_per_m``;
+    ``gravity_N = w (z_upper - z_lower)``; the shoes (``shoes``, from the idler outwards).
+    """
+    t = result.t
+    win = (t >= t0 - 1e-9) & (t <= t1 + 1e-9)
+    i0 = int(np.nonzero(win)[0][0])
+    upper, lower = idler_strands(spec, side, result, i0)
+    w = spec.shoes.mass * 9.81 / spec.shoes.pitch
+    z_idler = float(np.mean(result[f"{side.idler}.pos.z"][win]))
+    out = {"w_N_per_m": float(w), "z_idler_m": z_idler}
+    for name, strand in (("upper", upper), ("lower", lower)):
+        tension = float(np.mean([np.mean(result[f"{side.name}.shoe[{k}].tension"][win]) for k in strand]))
+        z = float(np.mean([np.mean(result[f"{side.shoes[k]}.pos.z"][win]) for k in strand]))
+        out[name] = {"shoes": [int(k) for k in strand], "tension_N": tension, "z_m": z,
+                     "tension_at_idler_N": tension - w * (z - z_idler)}
+    out["gravity_N"] = w * (out["upper"]["z_m"] - out["lower"]["z_m"])
     return out
