@@ -131,8 +131,10 @@ def bench(
         return
     for r in out.get("runs", [out]):
         split = "  ".join(f"{k} {v:.3f}" for k, v in r["split_ms"].items())
-        typer.echo(f"{name} h={r['step_size_s']:g}: {r['ms_per_step']:.3f} ms/step, "
-                   f"{r['wall_per_sim']:.2f} s wall per simulated s ({r['steps']} steps; mean of the whole run"
+        label = f" {r['fidelity']}" if "fidelity" in r else ""
+        ratio = f" ({r['ratio_to_links']:.2f}x links)" if "ratio_to_links" in r else ""
+        typer.echo(f"{name}{label} h={r['step_size_s']:g}: {r['ms_per_step']:.3f} ms/step, "
+                   f"{r['wall_per_sim']:.2f} s wall per simulated s{ratio} ({r['steps']} steps; mean of the whole run"
                    + (f"; single steps p10 {r['step_ms_p10']:.3f}, median {r['step_ms_median']:.3f} ms)"
                       if "step_ms_p10" in r else ")"))
         typer.echo(f"  split ms/step: {split}")

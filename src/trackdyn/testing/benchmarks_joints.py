@@ -1,0 +1,144 @@
+"""The track-joint formulations of wallin-shabana-2013 side by side on its APC (issue #30): ``apc-joints``.
+
+The APC (``apc``: Tables 1-2, 64 shoes a side) on flat ground under the
+paper's kinematic sprocket drive (Fig. 7's shape: 0, a linear ramp, then a
+constant 25 rad/s), built at each fidelity of :data:`JOINT_FIDELITIES` that
+is registered (``links``: ideal revolute pins with Lagrange multipliers, the
+reference; ``penalty``; ``bushing``; ``ancf`` once it is). Every fidelity is
+prepared and driven through the ramp first (build, JIT compilation and the
+start transient are not measured); then the measured run is ``segments``
+rounds, each one segment of ``t_end`` simulated seconds per fidelity in
+turn, so that all of them see the same machine load over the same minutes
+(the paper's CPU-time ratios, penalty 6x, bushing 3x, ANCF 5x, are of whole
+runs on an idle machine). The figures per fidelity are the means over its
+segments (recording included, as every benchmark here); ``ratio_to_links``
+divides its wall (and CPU) time per simulated second by that of ``links``.
+The chassis's forward position and speed at the end tell that the models
+ran the same manoeuvre. Timings are never asserted in tests; the figures
+live in ``bench/README.md``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import warnings
+
+import numpy as np
+
+from ..driver import SprocketSpeed
+from ..formulations.contract import formulation_names
+from ..sim.run import prepare
+from ..spec.scenario import Scenario
+from ..terrain import Flat
+from .benchmarks import bench, machine_info, timed_run
+
+__all__ = ["apc_joints", "JOINT_FIDELITIES", "PAPER_RATIOS", "SPROCKET_SPEED"]
+
+#: the formulations the paper compares, by trackdyn fidelity name; the first is the reference
+JOINT_FIDELITIES = ("links", "penalty", "bushing", "ancf")
+#: wallin-shabana-2013 §9: CPU time relative to the constrained model
+PAPER_RATIOS = {"penalty": 6.0, "bushing": 3.0, "ancf": 5.0}
+#: wallin-shabana-2013 Fig. 7: the sprocket speed it holds after its ramp (rad/s)
+SPROCKET_SPEED = 25.0
+
+
+def _load() -> list:
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return []
+
+
+def _scenario(fidelity: str, step, ramp) -> Scenario:
+    t0, t1 = ramp
+    return Scenario(vehicle="apc", fidelity=fidelity, terrain=Flat(), driver=SprocketSpeed.ramp(t0, t1, SPROCKET_SPEED),
+                    t_end=1e6, step=step, output_step=0.01, name="apc-joints")
+
+
+@bench("apc-joints")
+def apc_joints(t_end: float = 0.5, segments: int = 3, ramp=(0.2, 1.2), step: float | None = None,
+               fidelities=None, results: dict | None = None) -> dict:
+    """CPU time of the compliant track-joint fidelities relative to ``links`` on the APC (module docstring).
+
+    Parameters
+    ----------
+    t_end : float
+        Simulated seconds of one measured segment (s).
+    segments : int
+        Rounds of one segment per fidelity.
+    ramp : (float, float)
+        The drive's ramp from 0 to 25 rad/s (s); the measured run starts at its end. The paper ramps over
+        1-8 s; the bench reaches the same final speed sooner to keep the unmeasured start short.
+    step : float, optional
+        The time step (s) of every fidelity; default each fidelity's own.
+    fidelities : sequence of str, optional
+        Default those of :data:`JOINT_FIDELITIES` that are registered (``links`` always first).
+    results : dict, optional
+        Receives ``fidelity -> [Result per segment]``.
+    """
+    if not isinstance(segments, int) or segments < 1:
+        raise ValueError(f"apc_joints: segments must be a positive integer, got {segments!r}")
+    if not (t_end > 0):
+        raise ValueError(f"apc_joints: t_end must be > 0, got {t_end!r}")
+    t0, t1 = (float(x) for x in ramp)
+    if not 0.0 <= t0 < t1:
+        raise ValueError(f"apc_joints: ramp = {ramp!r}: expected 0 <= start < end (s)")
+    registered = formulation_names()
+    fids = [f for f in (fidelities or JOINT_FIDELITIES) if f in registered]
+    missing = [f for f in (fidelities or ()) if f not in registered]
+    if missing:
+        raise ValueError(f"apc_joints: fidelities {missing} are not registered; choose from {list(registered)}")
+    if "links" not in fids:
+        fids.insert(0, "links")
+    preps, build_s = {}, {}
+    for f in fids:
+        w0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the closed loops' redundant pin rows (links)
+            preps[f] = prepare(_scenario(f, step, (t0, t1)))
+        preps[f].sim.run(t1)  # compile, drop onto the ground, ramp up: not measured
+        build_s[f] = time.perf_counter() - w0
+    parts = {f: [] for f in fids}
+    schedule = []
+    for _ in range(segments):
+        for f in fids:
+            load0 = _load()
+            got = [] if results is None else results.setdefault(f, [])
+            r, _ = timed_run(preps[f].sim, t_end, got)
+            r["load_before"], r["load_after"] = load0, _load()
+            parts[f].append(r)
+            schedule.append(f)
+    runs = []
+    for f in fids:
+        ps = parts[f]
+        steps = sum(p["steps"] for p in ps)
+        wall = sum(p["wall_time_s"] for p in ps)
+        sim_time = sum(p["sim_time_s"] for p in ps)
+        sim = preps[f].sim
+        s = sim.state
+        idx = sim.system.body_names.index("chassis")
+        split = {k: sum(p["split_ms"][k] * p["steps"] for p in ps) / steps for k in ps[0]["split_ms"]}
+        runs.append({
+            "fidelity": f, "step_size_s": ps[0]["step_size_s"], "steps": steps, "sim_time_s": sim_time,
+            "wall_time_s": wall, "ms_per_step": 1e3 * wall / steps, "wall_per_sim": wall / sim_time,
+            "cpu_per_sim": sum(p["cpu_ms_per_step"] * p["steps"] for p in ps) / 1e3 / sim_time,
+            "wall_per_sim_segments": [p["wall_per_sim"] for p in ps], "split_ms": split,
+            "status": next((p["status"] for p in ps if p["status"] != "complete"), "complete"),
+            "build_and_ramp_wall_s": build_s[f], "bodies": sim.system.nb, "constraint_rows": sim.system.nc,
+            "chassis_x_m": float(s.q[idx, 0]), "chassis_speed_mps": float(s.v[idx, 0]),
+            "load_before": ps[0]["load_before"], "load_after": ps[-1]["load_after"]})
+    ref = runs[0]
+    for r in runs:
+        r["ratio_to_links"] = r["wall_per_sim"] / ref["wall_per_sim"]
+        r["cpu_ratio_to_links"] = r["cpu_per_sim"] / ref["cpu_per_sim"]
+        r["paper_ratio"] = PAPER_RATIOS.get(r["fidelity"])
+        r["chassis_x_minus_links_m"] = r["chassis_x_m"] - ref["chassis_x_m"]
+    out = {"benchmark": "apc-joints", "vehicle": "apc", "sprocket_speed_radps": SPROCKET_SPEED,
+           "ramp_s": [t0, t1], "segment_s": t_end, "segments": segments, "schedule": schedule,
+           "machine": machine_info(), "load_before": runs[0]["load_before"], "load_after": _load()}
+    out.update({k: ref[k] for k in ("step_size_s", "steps", "sim_time_s", "wall_time_s", "ms_per_step",
+                                    "wall_per_sim", "split_ms", "status")})
+    out["ratio_to_links"] = {r["fidelity"]: r["ratio_to_links"] for r in runs}
+    out["runs"] = runs
+    return out

@@ -1,0 +1,33 @@
+"""``trackdyn bench apc-joints``: the fidelities measured side by side (structure and inputs; timings are never
+asserted, they live in bench/README.md)."""
+
+import pytest
+
+from trackdyn.testing.benchmarks import BENCHMARKS, run_benchmark
+from trackdyn.testing.benchmarks_joints import JOINT_FIDELITIES
+
+
+def test_apc_joints_is_registered():
+    assert "apc-joints" in BENCHMARKS
+
+
+@pytest.mark.parametrize("kw, msg", [({"segments": 0}, "segments"), ({"t_end": 0.0}, "t_end"),
+                                     ({"ramp": (0.5, 0.2)}, "ramp"), ({"fidelities": ["links", "nope"]}, "nope")])
+def test_bad_inputs_are_refused_before_building(kw, msg):
+    with pytest.raises(ValueError, match=msg):
+        run_benchmark("apc-joints", **kw)
+
+
+def test_segments_interleave_and_the_models_run_the_same_manoeuvre():
+    got = {}
+    out = run_benchmark("apc-joints", t_end=0.01, segments=2, ramp=(0.01, 0.03), results=got)
+    fids = [r["fidelity"] for r in out["runs"]]
+    assert fids[0] == "links" and {"penalty", "bushing"} <= set(fids) <= set(JOINT_FIDELITIES)
+    assert out["schedule"] == fids * 2  # one segment per fidelity per round
+    assert out["ratio_to_links"]["links"] == 1.0
+    for r in out["runs"]:
+        assert r["status"] == "complete" and r["steps"] == round(2 * 0.01 / r["step_size_s"])
+        assert len(got[r["fidelity"]]) == 2 and r["ratio_to_links"] > 0
+        # the same drive on the same vehicle: the chassis stands within a millimetre of the ideal pins' one
+        assert abs(r["chassis_x_minus_links_m"]) < 1e-3
+    assert out["runs"][1]["chassis_x_minus_links_m"] != 0.0
