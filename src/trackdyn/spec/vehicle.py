@@ -200,10 +200,41 @@ class ChassisSpec(SpecModel):
     driver_position: Vec3 = Field(description="driver's seat reference point, m (vehicle frame)")
     hull: tuple[HullPart, ...] = Field(
         (), description="collision shapes of the hull, vehicle frame: boxes (center, size) and convex polyhedra "
-                        "(vertices); they touch the terrain only")
+                        "(vertices); they touch the terrain only. In a file, also a hull file reference (a file "
+                        "name or {file, scale, offset, tolerance}; a list entry may be one too): a TOML list of "
+                        "parts or an OBJ/STL triangle mesh whose closed convex components become convex "
+                        "polyhedra (trackdyn.spec.io.read_hull_file); relative names resolve against the spec "
+                        "file's folder")
     material: str = Field("hull", description="material name")
 
     _inertia = field_validator("inertia")(classmethod(lambda cls, v: _check_inertia(v)))
+
+    @field_validator("hull", mode="before")
+    @classmethod
+    def _hull_files(cls, v, info):
+        """Replace hull file references by the parts they hold (validated there, errors name the file)."""
+        import os
+
+        def is_ref(p):
+            return isinstance(p, (str, os.PathLike)) or (isinstance(p, dict) and "file" in p)
+
+        if not (is_ref(v) or (isinstance(v, (list, tuple)) and any(is_ref(p) for p in v))):
+            return v
+        from .io import read_hull_file
+
+        base = (info.context or {}).get("base")
+        if is_ref(v):
+            return tuple(read_hull_file(v, base))
+        out = []
+        for k, p in enumerate(v):
+            if not is_ref(p):
+                out.append(p)
+                continue
+            try:
+                out.extend(read_hull_file(p, base))
+            except ValueError as err:
+                raise ValueError(f"[{k}]: {err}") from None
+        return tuple(out)
 
 
 class SprocketSpec(SpecModel):
@@ -574,9 +605,13 @@ def _set_path(data, path: str, value):
             cur = cur[key]
 
 
-def validate_spec(data, source: str | None = None) -> VehicleSpec:
-    """Validate a mapping as a VehicleSpec; raise :class:`SpecError` listing every problem."""
+def validate_spec(data, source: str | None = None, base=None) -> VehicleSpec:
+    """Validate a mapping as a VehicleSpec; raise :class:`SpecError` listing every problem.
+
+    ``base``: the folder against which relative file references (``chassis.hull = "hull.obj"``) resolve (a path
+    or an ``importlib.resources`` traversable); default the working directory.
+    """
     try:
-        return VehicleSpec.model_validate(data)
+        return VehicleSpec.model_validate(data, context={"base": base})
     except ValidationError as err:
         raise SpecError.from_validation(err, source) from None
