@@ -528,6 +528,9 @@ def sweep_figures(spec: SweepSpec, df, out=None) -> dict:
     panels) when the rows carry ``idler_x_m``/``idler_z_m``. One numeric axis gives a line plot. Further
     axes with several values (e.g. ``event.height_in`` of the half-round study) give one figure per value
     of them (stem ``<value>__<axis>=<v>``). Refused points are drawn as refused (hatched, "refused").
+    A sweep whose only axes are booleans or strings (``hull = [false, true]``) gives a bar per value (per
+    combination of values) with the first failing trial's mode, failed and refused points marked
+    (:func:`_categorical_figure`).
 
     Returns ``{stem: Figure}``; with ``out`` they are written to ``out/figures/<stem>.png``.
     """
@@ -540,7 +543,12 @@ def sweep_figures(spec: SweepSpec, df, out=None) -> dict:
     figs = {}
     if df is None or len(df) == 0:
         return figs
-    if facets and all(k in df.columns for k in facets):
+    if not axes and facets and all(k in df.columns for k in facets):
+        # only non-numeric axes (hull = [false, true], scenario.contact.implicit = [false, true]): the value
+        # per category instead of nothing
+        figs = {val: _categorical_figure(spec, df, facets, val) for val in spec.values
+                if val in df.columns or "status" in df.columns}
+    elif facets and all(k in df.columns for k in facets):
         for combo in itertools.product(*(spec.grid[k] for k in facets)):
             sel = np.ones(len(df), dtype=bool)
             for k, v in zip(facets, combo):
@@ -554,6 +562,80 @@ def sweep_figures(spec: SweepSpec, df, out=None) -> dict:
         for stem, fig in figs.items():
             save_figure(fig, Path(out) / "figures" / f"{re.sub(r'[^A-Za-z0-9._=-]+', '_', stem)}.png", dpi=100)
     return figs
+
+
+def _category_label(v) -> str:
+    return str(v).lower() if isinstance(v, bool) else str(v)
+
+
+def _finite(v) -> float | None:
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
+def _categorical_figure(spec, df, keys, val):
+    """``val`` per value of the sweep's non-numeric axes ``keys`` (every combination, in grid order): a bar
+    per point with a value, labelled with it and, when the row carries them, the first failing trial's
+    ``failure_mode`` and ``limited_by``; a point without a value is a marker at zero with the reason: red
+    ``X`` failed (its error type), black ``x`` refused (geometry), hollow ``o`` done without a value (e.g. a
+    limit search below its range: ``search_status``); a point not run yet is only named."""
+    combos = list(itertools.product(*(spec.grid[k] for k in keys)))
+    labels = [_category_label(c[0]) if len(keys) == 1 else "\n".join(f"{k}={_category_label(v)}"
+                                                                        for k, v in zip(keys, c))
+              for c in combos]
+    per = max(1.6, 0.075 * max(len(line) for lab in labels for line in lab.split("\n")) + 0.4)
+    fig, ax = new_figure(max(4.5, per * len(combos) + 1.5), 4.2)
+    found = []
+    for c in combos:
+        sel = np.ones(len(df), dtype=bool)
+        for k, v in zip(keys, c):
+            sel &= (df[k] == v).to_numpy()
+        found.append(df[sel].iloc[0] if sel.any() else None)
+    values = [(_finite(r.get(val)) if r is not None and r.get("status", "ok") == "ok" else None) for r in found]
+    top = max([abs(v) for v in values if v is not None] or [1.0])
+    notes = {"failed": ("X", "tab:red", "failed"), "refused": ("x", "k", "refused (geometry)"),
+             "ok": ("o", "none", "no value")}
+    seen = set()
+    for i, (r, v) in enumerate(zip(found, values)):
+        if r is None:
+            ax.text(i, 0.02 * top, "not run", ha="center", va="bottom", fontsize=8, color="0.4")
+            continue
+        status = r.get("status", "ok")
+        if v is not None:
+            ax.bar(i, v, width=0.6, color="tab:blue", edgecolor="k",
+                   label=None if "bar" in seen else f"{val}")
+            seen.add("bar")
+            text = f"{v:.4g}"
+        else:
+            marker, colour, what = notes.get(status, notes["failed"])
+            style = dict(facecolors="none", edgecolors="k") if marker == "o" else dict(color=colour)
+            ax.scatter([i], [0.0], marker=marker, s=110, zorder=3, label=None if status in seen else what,
+                       **style)
+            seen.add(status)
+            why = r.get("error_type") if status == "failed" else r.get("search_status") if status == "ok" else None
+            text = what + (f": {why}" if isinstance(why, str) and why else "")
+        mode, by = r.get("failure_mode"), r.get("limited_by")
+        if status == "ok" and isinstance(mode, str) and mode:
+            text += f"\nfirst failure: {mode}"
+            if isinstance(by, str) and by:
+                text += f"\nlimited by: {by}"
+        ax.text(i, (v if v is not None and v > 0 else 0.0) + 0.03 * top, text, ha="center", va="bottom",
+                fontsize=8)
+    ax.set_xticks(range(len(combos)), labels)
+    ax.set_xlim(-0.6, len(combos) - 0.4)
+    lo = min([v for v in values if v is not None] + [0.0])
+    ax.set_ylim(lo * 1.1 if lo < 0 else -0.05 * top, 1.45 * top)  # below zero: the markers at zero show whole
+    ax.axhline(0.0, color="k", lw=0.6)
+    ax.set_xlabel(" x ".join(keys))
+    ax.set_ylabel(val)
+    ax.set_title(f"{spec.name}: {val}")
+    ax.grid(True, axis="y", alpha=0.3)
+    if seen:
+        ax.legend(loc="upper right", fontsize=7)
+    return fig
 
 
 def _figures_on(spec, df, axes, suffix):
