@@ -82,7 +82,16 @@ class Scenario:
     record : tuple of str, optional
         Glob patterns of recorded series (default: all).
     options : dict
-        Extra integrator options.
+        Extra integrator options; ``contact.*`` options of the fidelity;
+        ``terrain.*`` options of the ground (applied to ``terrain`` here, not
+        passed on): ``terrain.ground`` (``"rigid"``, default, or
+        ``"winkler"``: every part of the terrain made of the Winkler soil of
+        :mod:`trackdyn.terrain.ground`), ``terrain.soil``,
+        ``terrain.stiffness`` (N/m³), ``terrain.damping`` (N s/m³),
+        ``terrain.friction``; ``terrain.road`` (a road of
+        :mod:`trackdyn.terrain.roads`: bump, trough, sinusoid, iso8608)
+        starting at ``terrain.road_x`` (m, default ``start_x`` + 5) with
+        ``terrain.road_params`` (a table of its sizes). docs/terrain.md.
     """
 
     vehicle: Any = "m113"
@@ -141,6 +150,10 @@ class Scenario:
                 set_(self, "terrain", as_terrain(self.terrain))
             except (TypeError, ValueError):
                 raise ValueError(f"scenario.terrain = {self.terrain!r}: expected a terrain (td.terrain.*)") from None
+        terrain_options = {k: v for k, v in self.options.items() if isinstance(k, str) and k.startswith("terrain.")}
+        if terrain_options:  # the ground model and road of the run: applied to the terrain, not a fidelity's
+            set_(self, "terrain", _terrain_with_options(self.terrain, terrain_options, self.start_x))
+            set_(self, "options", {k: v for k, v in self.options.items() if k not in terrain_options})
         if not isinstance(self.vehicle, str) and not hasattr(self.vehicle, "model_dump"):
             raise ValueError(f"scenario.vehicle = {self.vehicle!r}: expected a VehicleSpec or a vehicle name")
 
@@ -161,6 +174,53 @@ class Scenario:
         d["driver"] = _describe(self.driver)
         d["record"] = list(self.record) if self.record is not None else None
         return d
+
+
+#: the terrain options of ``scenario.options`` (``--set terrain.ground=winkler``), docs/terrain.md
+TERRAIN_OPTIONS = ("ground", "soil", "stiffness", "damping", "friction", "road", "road_x", "road_params")
+#: where a road of ``terrain.road`` starts unless ``terrain.road_x`` says: this far ahead of the vehicle
+#: frame origin (m; the sprocket axis of the M113, in front)
+ROAD_LEAD = 5.0
+
+
+def _terrain_with_options(terrain, opts: dict, start_x: float):
+    """The scenario's terrain with its ``terrain.*`` options applied: a road profile added
+    (``terrain.road``, ``terrain.road_x``, ``terrain.road_params``), then the ground model
+    (``terrain.ground`` rigid or winkler; ``terrain.soil``, ``terrain.stiffness``, ``terrain.damping``,
+    ``terrain.friction`` of the Winkler soil)."""
+    from ..terrain import Flat
+    from ..terrain.ground import DEFAULT_SOIL, GROUNDS, ground_material, with_ground
+    from ..terrain.roads import road
+
+    given = {k[len("terrain."):]: v for k, v in opts.items()}
+    unknown = sorted(set(given) - set(TERRAIN_OPTIONS))
+    if unknown:
+        raise ValueError(f"scenario.options {['terrain.' + k for k in unknown]}: unknown terrain option(s); "
+                         f"choose from {['terrain.' + k for k in TERRAIN_OPTIONS]}")
+    ground = given.get("ground", "rigid")
+    if ground not in GROUNDS:
+        raise ValueError(f"scenario.options['terrain.ground'] = {ground!r}: choose one of {list(GROUNDS)}")
+    soil_keys = [k for k in ("soil", "stiffness", "damping", "friction") if k in given]
+    if soil_keys and ground != "winkler":
+        raise ValueError(f"scenario.options {['terrain.' + k for k in soil_keys]}: options of the Winkler soil; "
+                         "set terrain.ground = 'winkler' too")
+    t = terrain
+    if "road" in given:
+        name = given["road"]
+        x = _num("options['terrain.road_x']", given.get("road_x", start_x + ROAD_LEAD))
+        params = given.get("road_params", {})
+        if not isinstance(params, dict):
+            raise ValueError(f"scenario.options['terrain.road_params'] = {params!r}: expected a table of the "
+                             "road's parameters")
+        piece = road(name, x=x, **params)
+        t = (Flat() if t is None else t) + piece
+    elif "road_x" in given or "road_params" in given:
+        raise ValueError("scenario.options terrain.road_x / terrain.road_params: give terrain.road (the road's name)")
+    if ground == "winkler":
+        mat = ground_material(given.get("soil", DEFAULT_SOIL), given.get("stiffness"), given.get("damping"),
+                              given.get("friction"), where="scenario.options terrain")
+        t = with_ground(t, "winkler", mat)
+    return t
 
 
 def _default_driver():

@@ -145,6 +145,14 @@ class MasslessTrack:
     def __init__(self, vehicle, terrain, options: MasslessOptions | None = None):
         if not hasattr(vehicle, "layout"):
             raise ValueError(f"MasslessTrack: expected a MasslessVehicle (build_massless), got {type(vehicle).__name__}")
+        from ...terrain.ground import is_winkler
+
+        if is_winkler(terrain):  # its κ (eq. 1) is the wheel and pad's compliance on rigid ground
+            name = next(m.name for p in terrain.parts() for m in getattr(p, "materials", [p.material])
+                        if m.kind == "winkler")
+            raise ValueError(f"the massless fidelity's track-terrain law (agapov-kovalev-pogorelov eq. 1-3) takes "
+                             f"the ground as rigid; Winkler ground (material {name!r}) needs shoe bodies: run it "
+                             "with the links, penalty or bushing fidelity")
         self.vehicle = vehicle
         self.terrain = terrain
         self.options = opt = options if options is not None else MasslessOptions()
