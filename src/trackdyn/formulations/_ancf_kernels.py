@@ -132,3 +132,31 @@ def cable_elastic(conn, q, length, EA, EI, gauss_x, gauss_w, Qe, Ke, energy):
                     acc += 0.5 * EI * hb
                     Ke[k, r, s] -= w * acc
         energy[k] = U
+
+
+@jit
+def cable_gather(node_body, grad_body, pos, q):
+    """The mesh's nodal coordinates ``q`` (n_node, 6: r, r_x) from the world positions ``pos`` of its point
+    bodies (:class:`trackdyn.formulations.ancf.CableForces`: one body carries r, another r_x)."""
+    for n in range(node_body.shape[0]):
+        for c in range(3):
+            q[n, c] = pos[node_body[n], c]
+            q[n, 3 + c] = pos[grad_body[n], c]
+
+
+@jit
+def cable_scatter(elem_body, Qe, Ke, slot, cK, f, data):
+    """Add the elements' forces ``Qe`` (n_el, 12) into the bodies' translational rows of ``f`` (nb, 6) and
+    ``-cK ∂Q/∂q`` into the Newton matrix values ``data`` through ``slot`` (n_el, 12, 12; upper triangle,
+    -1 where no entry; ``data`` of size 0: forces only). Element coordinate a sits on body
+    ``elem_body[k, a // 3]``, component ``a % 3``."""
+    matrix = data.shape[0] > 0
+    for k in range(elem_body.shape[0]):
+        for a in range(12):
+            f[elem_body[k, a // 3], a % 3] += Qe[k, a]
+            if not matrix:
+                continue
+            for c in range(a, 12):
+                sl = slot[k, a, c]
+                if sl >= 0:
+                    data[sl] -= cK * 0.5 * (Ke[k, a, c] + Ke[k, c, a])

@@ -11,18 +11,25 @@ matrix is constant (eq. 17-18, no centrifugal or Coriolis terms), gravity a
 constant force (eq. 20), the elastic force and its Jacobian come from
 :func:`._ancf_kernels.cable_elastic` (eq. 19).
 
-Why this is not yet a vehicle fidelity: the absolute-coordinate system
-(:mod:`.absolute`) has per body 7 position coordinates (position and unit
-quaternion) and 6 velocity coordinates advanced on the rotation manifold; an
-ANCF node is 6 plain vector coordinates, with position and velocity of the
-same size and positions advanced by addition. The planned extension keeps
-both in one Newton matrix: a block of *vector* coordinates after the bodies'
-(``q = [bodies ; nodes]``), advanced additively, with its constant mass
-block, and force providers that see the nodes (contact on points of the
-cable mapped by ``S(x)``; joints between a node and a body, e.g. the
-sprocket's drive, as rows whose Jacobian has node columns). Until that
-exists the cable runs only through this module's own solvers (statics and
-modes), and the ``ancf`` fidelity is not registered.
+In a Model (:class:`CableForces`): the nodes become point bodies of the
+absolute-coordinate system (one carries ``r``, one ``r_x`` as its
+position), with HRZ-lumped constant masses (:func:`lumped_masses`), eq. 20's
+gravity, and the elastic forces with their exact Jacobian in the Newton
+matrix, so the generic integrators step a cable (joints to bodies act on the
+node bodies: a :class:`~trackdyn.mbs.joints.Spherical` pins ``r``). The
+bodies' rotations are idle coordinates: the price of not yet having a block
+of *vector* coordinates after the bodies' in :mod:`.absolute` (``q = [bodies
+; nodes]``, advanced additively, with eq. 18's consistent mass block), which
+remains the planned form.
+
+Why the ``ancf`` vehicle fidelity is not registered yet (docs/joints/ancf.md):
+the vehicle needs the cable's contact with the wheels, idler, sprocket teeth
+and ground on points of the cable mapped by ``S(x)`` (the shoe's pad and pin
+points; the body-shape contact of :mod:`trackdyn.contact` cannot carry them,
+the node bodies' orientation being idle), the sprocket's drive through that
+contact, and the loop's builder on the shared running gear; until those exist
+and the settled APC is validated, ``--fidelity ancf`` is refused as an unknown
+fidelity (naming the registered ones).
 """
 
 from __future__ import annotations
@@ -35,7 +42,8 @@ import scipy.sparse.linalg as spla
 
 from . import _ancf_kernels as AK
 
-__all__ = ["CableMaterial", "CableMesh", "STEEL", "GAUSS_POINTS", "element_mass", "gauss_legendre"]
+__all__ = ["CableMaterial", "CableMesh", "CableForces", "STEEL", "GAUSS_POINTS", "element_mass", "gauss_legendre",
+           "lumped_masses"]
 
 #: Gauss-Legendre points per element for the elastic forces: 5, exact for the axial term's degree-8
 #: polynomial integrand (ε ∂ε/∂e of the cubic field) and for the curvature term of a straight element
@@ -247,3 +255,120 @@ class CableMesh:
         Mf = self.M.toarray()[np.ix_(free, free)]
         w2 = sla.eigh(Kf, Mf, eigvals_only=True)
         return np.sqrt(np.clip(np.sort(w2)[:n], 0.0, None)) / (2.0 * np.pi)
+
+
+# ---------------------------------------------------------------------------------------------- in a Model
+def lumped_masses(mesh: CableMesh) -> tuple[np.ndarray, np.ndarray]:
+    """HRZ-lumped masses (Hinton, Rock & Zienkiewicz 1976) of the nodes' positions and gradients.
+
+    The consistent matrix's diagonal (eq. 18: 13/35 ρAl on r, l²/105 ρAl on r_x per element end), scaled so
+    that the positions carry the element's mass: ρAl/2 on each end's r and ρAl³/78 (kg m²) on each end's
+    r_x. Returns ``(m_r, m_rx)``, (n_node,) each, summed over the elements that share a node.
+    """
+    m_r = np.zeros(mesh.n_node)
+    m_rx = np.zeros(mesh.n_node)
+    for (a, b), l in zip(mesh.conn, mesh.length):
+        m = mesh.rho_a * l
+        for n in (a, b):
+            m_r[n] += 0.5 * m
+            m_rx[n] += m * l * l / 78.0
+    return m_r, m_rx
+
+
+class CableForces:
+    """A :class:`CableMesh` stepped by the absolute-coordinate system: its nodes as point bodies of a Model,
+    its elastic forces and their exact Jacobian in the Newton matrix (a force provider).
+
+    Each node is two bodies of the model (:meth:`add_to`): ``NAME.node[k]``, whose position is the node's
+    ``r``, and ``NAME.grad[k]``, whose position holds the gradient ``r_x`` (dimensionless). The absolute
+    system advances a body's position additively and its velocity is the position's rate, so the pair
+    carries the node's six ANCF coordinates through every generic integrator unchanged; the bodies'
+    rotations are free and untouched by any force (three idle coordinates per body: the cost of not having
+    a vector-coordinate block in :mod:`.absolute` yet). The mass matrix is constant and lumped
+    (:func:`lumped_masses`) rather than eq. 18's consistent one, because the system's mass blocks are per
+    body. Gravity: the system puts ``m g`` on every body; this provider takes it off the gradient bodies and
+    puts on them the consistent load's gradient terms ``±ρA l² g / 12`` (eq. 20), so the generalised gravity
+    force is eq. 20's exactly. Elastic forces: :func:`._ancf_kernels.cable_elastic` (eq. 19, the mesh's Gauss
+    points), scattered with their symmetric Jacobian into the coupling blocks between the element's four
+    bodies (declared in :meth:`coupling_pairs`).
+
+    Recorded: ``NAME.element[k].tension`` (N), the axial force ``EA ε`` at the element's middle.
+    """
+
+    def __init__(self, mesh: CableMesh, name: str = "cable"):
+        self.mesh = mesh
+        self.name = name
+        self.node_names = [f"{name}.node[{k}]" for k in range(mesh.n_node)]
+        self.grad_names = [f"{name}.grad[{k}]" for k in range(mesh.n_node)]
+        self.m_r, self.m_rx = lumped_masses(mesh)
+        self._model = None
+        self.q = np.zeros((mesh.n_node, 6))
+        self.tension = np.zeros(mesh.n_el)
+        self._no_data = np.zeros(0)
+        _, self._sx_mid, _ = (np.asarray(a) for a in AK.hermite(0.5, 1.0))
+
+    def add_to(self, model, velocity=(0.0, 0.0, 0.0)) -> "CableForces":
+        """Add the node and gradient bodies to ``model`` at the mesh's initial coordinates (all moving at
+        ``velocity``, m/s; gradients at rest); returns self."""
+        q0 = self.mesh.q0
+        for k in range(self.mesh.n_node):
+            # the idle rotations get the inertia of a ring of the body's mass at a tenth of the element length
+            lk = float(np.mean(self.mesh.length))
+            model.add_body(self.node_names[k], mass=self.m_r[k], inertia=np.full(3, self.m_r[k] * (0.1 * lk) ** 2),
+                           pos=q0[k, :3], vel=velocity)
+            model.add_body(self.grad_names[k], mass=self.m_rx[k], inertia=np.full(3, self.m_rx[k]),
+                           pos=q0[k, 3:])
+        self._model = model
+        return self
+
+    # -- provider protocol
+    def _element_bodies(self, index) -> np.ndarray:
+        nb = np.array([index[n] for n in self.node_names], dtype=np.int64)
+        gb = np.array([index[n] for n in self.grad_names], dtype=np.int64)
+        a, b = self.mesh.conn[:, 0], self.mesh.conn[:, 1]
+        return nb, gb, np.ascontiguousarray(np.stack([nb[a], gb[a], nb[b], gb[b]], axis=1))
+
+    def coupling_pairs(self):
+        if self._model is None:
+            raise RuntimeError("CableForces: add_to(model) first")
+        _, _, eb = self._element_bodies({n: k for k, n in enumerate(self._model.body_names)})
+        return sorted({(int(min(x, y)), int(max(x, y))) for row in eb for x in row for y in row if x != y})
+
+    def bind(self, system) -> None:
+        index = {n: k for k, n in enumerate(system.body_names)}
+        self.node_body, self.grad_body, self.elem_body = self._element_bodies(index)
+        n_el = self.mesh.n_el
+        self.slot = np.full((n_el, 12, 12), -1, dtype=np.int64)
+        iu, ju = np.triu_indices(12)
+        for k in range(n_el):
+            gl = 6 * self.elem_body[k][np.arange(12) // 3] + np.arange(12) % 3
+            self.slot[k, iu, ju] = system.pattern.slots(gl[iu], gl[ju])
+        # gravity: off the gradient bodies (lumped m g), the consistent ±ρA l² g/12 on them (eq. 20)
+        g = np.asarray(system.gravity, float)
+        self.grad_gravity = np.outer(-self.m_rx, g)
+        for (a, b), l in zip(self.mesh.conn, self.mesh.length):
+            w = self.mesh.rho_a * l * l / 12.0
+            self.grad_gravity[a] += w * g
+            self.grad_gravity[b] -= w * g
+
+    def initial_extra(self) -> dict:
+        return {}
+
+    def accumulate(self, ctx) -> None:
+        m = self.mesh
+        AK.cable_gather(self.node_body, self.grad_body, ctx.kin.pos, self.q)
+        AK.cable_elastic(m.conn, self.q, m.length, m.EA, m.EI, m.gauss_x, m.gauss_w, m._Qe, m._Ke, m._U)
+        AK.cable_scatter(self.elem_body, m._Qe, m._Ke, self.slot, float(ctx.cK), ctx.f,
+                         ctx.data if ctx.data is not None else self._no_data)
+        ctx.f[self.grad_body, :3] += self.grad_gravity
+        if ctx.data is None:  # outputs: the axial force at the elements' middles
+            e = self.q[m.conn]  # (n_el, 2, 6)
+            rx = (self._sx_mid[0] / m.length[:, None] * e[:, 0, :3] + self._sx_mid[1] * e[:, 0, 3:]
+                  + self._sx_mid[2] / m.length[:, None] * e[:, 1, :3] + self._sx_mid[3] * e[:, 1, 3:])
+            self.tension[:] = m.EA * 0.5 * (np.einsum("ij,ij->i", rx, rx) - 1.0)
+
+    def commit(self, state) -> None:
+        pass
+
+    def series(self) -> dict:
+        return {f"{self.name}.element[{k}].tension": (self.tension, k) for k in range(self.mesh.n_el)}
