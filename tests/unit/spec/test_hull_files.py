@@ -257,7 +257,7 @@ FORMER_M113_HULL = [
 ]
 
 
-@pytest.mark.parametrize("name", ["m113", "m113-alternative", "m113-evaluation", "apc"])
+@pytest.mark.parametrize("name", ["m113", "m113-base", "m113-alternative", "m113-evaluation", "apc"])
 def test_the_m113_hull_from_its_file_is_the_former_inline_hull(name):
     text = (LIB / f"{name}.toml").read_text()
     assert 'hull = "hulls/m113.toml"' in text and "[[chassis.hull]]" not in text
