@@ -122,8 +122,8 @@ class PenaltyPins:
     def accumulate(self, ctx) -> None:
         kin = ctx.kin
         self.evaluate(kin)
-        np.sqrt(np.sum(self.d[:, :3] ** 2, axis=1), out=self.deformation)
-        if ctx.data is None:  # outputs only; the forces for whoever sums them
+        if ctx.data is None:  # outputs only (the deformation is a series); the forces for whoever sums them
+            np.sqrt(np.sum(self.d[:, :3] ** 2, axis=1), out=self.deformation)
             for side in range(2):
                 b = self.body[:, side]
                 on = b >= 0

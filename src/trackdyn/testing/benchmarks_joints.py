@@ -24,8 +24,6 @@ import os
 import time
 import warnings
 
-import numpy as np
-
 from ..driver import SprocketSpeed
 from ..formulations.contract import formulation_names
 from ..sim.run import prepare
@@ -33,7 +31,7 @@ from ..spec.scenario import Scenario
 from ..terrain import Flat
 from .benchmarks import bench, machine_info, timed_run
 
-__all__ = ["apc_joints", "JOINT_FIDELITIES", "PAPER_RATIOS", "SPROCKET_SPEED"]
+__all__ = ["JOINT_FIDELITIES", "PAPER_RATIOS", "SPROCKET_SPEED", "apc_joints"]
 
 #: the formulations the paper compares, by trackdyn fidelity name; the first is the reference
 JOINT_FIDELITIES = ("links", "penalty", "bushing", "ancf")
