@@ -64,6 +64,8 @@ def event(
     increment: Optional[float] = typer.Option(None, "--increment", help="Limit search: increment (stepped), m."),
     values: Optional[str] = typer.Option(None, "--values", help="Limit search 'values': heights/widths, m."),
     road: Optional[str] = typer.Option(None, "--road", help="ride: iso8608, bump, trough or sinusoid."),
+    ground: Optional[str] = typer.Option(None, "--ground", help="Ground model: rigid or winkler (the scenario "
+                                         "option terrain.ground; docs/terrain.md)."),
     road_class: Optional[str] = typer.Option(None, "--class", help="ride: ISO 8608 class A..H."),
     length: Optional[float] = typer.Option(None, "--length", help="ride: road length, m."),
     sprocket_dx: float = typer.Option(0.0, "--sprocket-dx", help="Sprocket offset x, m (thesis §5.1)."),
@@ -100,6 +102,8 @@ def event(
                 opts[k] = v
     except typer.BadParameter as err:
         fail(str(err))
+    if ground is not None:
+        opts.setdefault("scenario_options", {}).setdefault("options", {})["terrain.ground"] = ground
     if fidelity != "links":
         opts["fidelity"] = fidelity
     if tension:

@@ -19,6 +19,8 @@ def register(app: typer.Typer) -> None:
         speed: float = typer.Option(4.2, "--speed", help="cruise: target speed, m/s."),
         distance: float = typer.Option(100.0, "--distance", help="cruise: distance, m."),
         step: Optional[float] = typer.Option(None, "--step", help="Time step, s (default: the fidelity's own)."),
+        ground: Optional[str] = typer.Option(None, "--ground", help="Ground model: rigid or winkler (the scenario "
+                                             "option terrain.ground; docs/terrain.md)."),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
         set_: Optional[List[str]] = typer.Option(None, "--set", help="Scenario option NAME=VALUE, e.g. "
                                                  "contact.method=nsc (repeatable)."),
@@ -36,6 +38,8 @@ def register(app: typer.Typer) -> None:
             kw["step"] = step
         try:
             options = _parse_set(set_)
+            if ground is not None:
+                options["terrain.ground"] = ground
         except typer.BadParameter as err:
             typer.echo(str(err), err=True)
             raise typer.Exit(2)

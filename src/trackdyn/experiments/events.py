@@ -252,6 +252,8 @@ class _Context:
         result.setdefault("steps_s", sorted(set(self.trial_steps), reverse=True))
         result["mixed_steps"] = len(result["steps_s"]) > 1
         result["tensioning"] = self.tension is not None
+        # the ground model of every trial (scenario option terrain.ground, docs/terrain.md)
+        result.setdefault("ground", (self.scenario_options.get("options") or {}).get("terrain.ground", "rigid"))
         result["refinements"] = self.refinements
         result["trials_run"] = self.n_trials
         result["sim_time_s"] = self.sim_time
