@@ -620,7 +620,7 @@ def _categorical_figure(spec, df, keys, val):
         mode, by = r.get("failure_mode"), r.get("limited_by")
         if status == "ok" and isinstance(mode, str) and mode:
             text += f"\nfirst failure: {mode}"
-            if isinstance(by, str) and by:
+            if isinstance(by, str) and by and by != mode:
                 text += f"\nlimited by: {by}"
         ax.text(i, (v if v is not None and v > 0 else 0.0) + 0.03 * top, text, ha="center", va="bottom",
                 fontsize=8)

@@ -37,6 +37,10 @@ def test_a_boolean_axis_gives_a_bar_per_value_with_the_failure_mode(tmp_path):
     assert "0.83\nfirst failure: stalled\nlimited by: track slip" in texts
     assert "0.61\nfirst failure: nose-in\nlimited by: geometry" in texts
     assert ax.get_ylim()[1] > 0.83  # the bars and their labels fit
+    # a mode that is its own mechanism is said once
+    rows[0].update(failure_mode="torque-limited", limited_by="torque-limited")
+    ax = sweep_figures(s, pd.DataFrame(rows))["limit_m"].axes[0]
+    assert "0.83\nfirst failure: torque-limited" in _texts(ax)
 
 
 def test_failed_refused_and_valueless_points_are_marked(tmp_path):
