@@ -162,3 +162,16 @@ def test_winkler_pad_on_road_slopes_jacobians_against_finite_differences(road, s
                   tilt=0.02)
     q, v = state(sc, rng)
     assert sc.check(q, v, min_active=4) >= 4
+
+
+def test_scenario_file_with_terrain_options(tmp_path):
+    """The scenario file of docs/terrain.md: a trough 6 m ahead on the default soil."""
+    from trackdyn.spec.scenario import load_scenario
+
+    f = tmp_path / "trough.toml"
+    f.write_text('[scenario]\nt_end = 8.0\n[scenario.options]\n"terrain.ground" = "winkler"\n'
+                 '"terrain.road" = "trough"\n"terrain.road_x" = 6.0\n[driver]\ntype = "pid"\nspeed = 3.0\n',
+                 encoding="utf-8")
+    sc = load_scenario(f)
+    assert sc.options == {} and sc.terrain.material.kind == WINKLER
+    assert float(sc.terrain.height(6.5)) == pytest.approx(-0.10, abs=1e-12)
