@@ -1,0 +1,139 @@
+"""Contact of an ANCF cable track with wheels and flat ground, on points of the cable (issue #30).
+
+:class:`CableContact` is a force provider beside :class:`~trackdyn.formulations.ancf.CableForces`: every
+element's points at ``xi`` (default the pin, ξ = 0, and the pad's middle, ξ = 0.5) are mapped by the
+shape functions (wallin-shabana-2013 eq. 16) and meet circles on wheel bodies and a flat ground with the
+Kelvin-Voigt law and tanh friction of Table 2 (:mod:`._cable_kernels` states the geometry). The shoe's
+inner face lies ``top`` from the pin line towards the wheels and its pad ``bottom`` on the other side.
+The cable side's stiffness, damping and friction Jacobians enter the Newton matrix in the cable's own
+coupling blocks; the wheels' side stays out of the matrix with its position terms in ``Kxv``.
+
+Recorded: ``NAME.ground.force.{x,y,z}`` (the cable's load on the ground, world) and, per wheel body ``W``,
+``NAME.W.force.{x,y,z}`` (the cable's load on the wheel).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..formulations import _ancf_kernels as AK
+from . import _cable_kernels as CK
+
+__all__ = ["CableContact", "CableWheel"]
+
+#: contacts a point can have with wheels at once (a pin between two wheels, or a wheel's rim and the next)
+MAX_WHEELS_PER_POINT = 2
+
+
+class CableWheel:
+    """A circle on a body: its body's name, radius (m), axis in the body frame, half-width (m) and
+    Kelvin-Voigt parameters ``(k N/m, c N s/m, μ, slip speed m/s)``."""
+
+    def __init__(self, body: str, radius: float, law, axis=(0.0, 1.0, 0.0), half_width: float = 0.5):
+        if not radius > 0 or not half_width > 0:
+            raise ValueError(f"CableWheel {body!r}: radius and half_width must be > 0")
+        self.body, self.radius, self.half_width = body, float(radius), float(half_width)
+        a = np.asarray(axis, float)
+        self.axis = a / np.linalg.norm(a)
+        self.law = tuple(float(x) for x in law)
+
+
+class CableContact:
+    """Force provider: a cable's points against wheels and flat ground (module docstring).
+
+    Parameters
+    ----------
+    cable : CableForces
+        The cable, already added to its model.
+    wheels : sequence of CableWheel
+    ground : (z, (k, c, μ, v_s)) or None
+        Flat ground at height z (m) and its law.
+    top, bottom : float
+        The shoe's inner face and pad from the pin line (m).
+    lateral : (body name or None, axis in its frame)
+        The track's lateral axis (the wheels' axis; None: the world's), orienting the inner normal.
+    xi : sequence of float
+        Points per element, in [0, 1).
+    name : str
+    """
+
+    def __init__(self, cable, wheels=(), ground=None, top: float = 0.0, bottom: float = 0.0,
+                 lateral=(None, (0.0, 1.0, 0.0)), xi=(0.0, 0.5), name: str = "cable-contact"):
+        self.cable = cable
+        self.name = name
+        self.wheels = list(wheels)
+        self.top, self.bottom = float(top), float(bottom)
+        mesh = cable.mesh
+        if np.ptp(mesh.length) > 1e-9 * mesh.length.max():
+            raise ValueError("CableContact: the elements must share one length (the points' weights are per mesh)")
+        l = float(mesh.length[0])
+        self.pt_s = np.zeros((len(xi), 4))
+        self.pt_sx = np.zeros((len(xi), 4))
+        for p, x in enumerate(xi):
+            if not 0.0 <= x < 1.0:
+                raise ValueError(f"CableContact: xi = {x!r}: expected [0, 1)")
+            s, sx, _ = AK.hermite(float(x), l)
+            self.pt_s[p] = s
+            self.pt_sx[p] = sx
+        self.ground_z = 0.0 if ground is None else float(ground[0])
+        self.ground_par = np.zeros(4) if ground is None else np.array([float(v) for v in ground[1]])
+        self._lateral = lateral
+        # the loop's orientation about the lateral axis (its signed area), for the inner normal's sign
+        a = np.asarray(lateral[1], float)
+        P = mesh.q0[:, :3]
+        area = np.sum(np.cross(P, np.roll(P, -1, axis=0)) @ a) if mesh.conn[-1, 1] == mesh.conn[0, 0] else 1.0
+        self.sign = 1.0 if area >= 0 else -1.0
+        n_el, n_pt = mesh.n_el, len(xi)
+        self.Kpp = np.zeros((n_el, n_pt, 2, 3, 3))
+        self.n_active = np.zeros((n_el, n_pt), dtype=np.int64)
+        self.point_force = np.zeros((n_el, n_pt, 3))
+        self.pt_P = np.zeros((n_el, n_pt, 3))
+        self.wheel_hits = np.full((n_el, n_pt, MAX_WHEELS_PER_POINT), -1, dtype=np.int64)
+        self.Kw = np.zeros((n_el, n_pt, MAX_WHEELS_PER_POINT, 3, 3))
+        self.wheel_force = np.zeros((len(self.wheels), 3))
+        self.ground_force = np.zeros(3)
+
+    # -- provider protocol
+    def coupling_pairs(self):
+        return []  # the cable's own blocks (CableForces declares them); the wheels stay out of the matrix
+
+    def bind(self, system) -> None:
+        idx = {n: k for k, n in enumerate(system.body_names)}
+        self.elem_body = self.cable.elem_body if hasattr(self.cable, "elem_body") else None
+        if self.elem_body is None:
+            raise RuntimeError("CableContact: bind after the cable's CableForces (list it first in providers)")
+        self.slot = self.cable.slot
+        self.wheel_body = np.array([idx[w.body] for w in self.wheels], dtype=np.int64)
+        self.wheel_radius = np.array([w.radius for w in self.wheels])
+        self.wheel_axis_b = np.array([w.axis for w in self.wheels]).reshape(-1, 3)
+        self.wheel_half = np.array([w.half_width for w in self.wheels])
+        self.wheel_par = np.array([w.law for w in self.wheels]).reshape(-1, 4)
+        body, axis = self._lateral
+        self.lat_body = -1 if body is None else idx[body]
+        self.lat_axis_b = np.asarray(axis, float)
+
+    def initial_extra(self) -> dict:
+        return {}
+
+    def accumulate(self, ctx) -> None:
+        k = ctx.kin
+        CK.cable_contact(self.elem_body, self.pt_s, self.pt_sx, self.sign, self.top, self.bottom, k.pos, k.vel,
+                         k.R, k.omega_w, self.wheel_body, self.wheel_radius, self.wheel_axis_b, self.wheel_half,
+                         self.wheel_par, self.ground_z, self.ground_par, self.lat_body, self.lat_axis_b, ctx.f,
+                         self.Kpp, self.n_active, self.point_force, self.wheel_force, self.ground_force, self.pt_P,
+                         self.wheel_hits, self.Kw)
+        if ctx.data is None:
+            return
+        CK.cable_contact_scatter(self.elem_body, self.pt_s, self.Kpp, self.n_active, self.wheel_hits, self.Kw,
+                                 k.vel, float(ctx.cK), float(ctx.cD), self.slot, ctx.data, ctx.Dv,
+                                 ctx.Kxv if ctx.Kxv is not None else np.zeros_like(ctx.Dv))
+
+    def commit(self, state) -> None:
+        pass
+
+    def series(self) -> dict:
+        out = {f"{self.name}.ground.force.{ax}": (self.ground_force, a) for a, ax in enumerate("xyz")}
+        for w, wh in enumerate(self.wheels):
+            for a, ax in enumerate("xyz"):
+                out[f"{self.name}.{wh.body}.force.{ax}"] = (self.wheel_force[:, a], w)
+        return out

@@ -1,0 +1,194 @@
+"""Contact of an ANCF cable's points with wheels and flat ground (CableContact, issue #30).
+
+- the cable side's Newton-matrix entries are minus the contact forces' Jacobians by finite differences
+  (positions: normal stiffness with the circle's geometric term; velocities: damping and tanh friction);
+- a cable laid on flat ground comes to rest with the ground carrying its weight;
+- a taut weightless cable pushed up by a fixed wheel between its pinned ends: the wheel carries
+  2 T sin α (T the strands' recorded tension, α their angle from the line of the ends), the force balance
+  of the wrapped part.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+import trackdyn as td
+from trackdyn.contact.cable import CableContact, CableWheel
+from trackdyn.formulations.absolute import AbsoluteSystem
+from trackdyn.formulations.ancf import STEEL, CableForces, CableMesh
+
+LAW = (2e6, 5e3, 0.3, 0.01)  # wallin-shabana-2013 Table 2: k, c, μ (ground), and a slip speed
+
+
+def _system(mesh, wheel_at=None, radius=0.2, ground=None, law=LAW, gravity=(0, 0, -9.81), top=0.01, bottom=0.01,
+            pins=()):
+    m = td.Model(gravity=gravity)
+    cf = CableForces(mesh, "c").add_to(m)
+    wheels = []
+    if wheel_at is not None:
+        w = m.add_body("wheel", mass=50.0, inertia=[1.0, 2.0, 1.0], pos=wheel_at)
+        m.add_joint(td.Fixed(m.ground, w, point=wheel_at, name="axle"))
+        wheels.append(CableWheel("wheel", radius, law, half_width=0.2))
+    for k in pins:
+        m.add_joint(td.Spherical(m.ground, m.body(cf.node_names[k]), point=mesh.q0[k, :3], name=f"pin{k}"))
+    cc = CableContact(cf, wheels, ground=None if ground is None else (ground, law), top=top, bottom=bottom)
+    return m, cf, cc, AbsoluteSystem(m, providers=[cf, cc])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_cable_side_matrix_is_the_contact_jacobian(seed):
+    rng = np.random.default_rng(seed)
+    # a cable from +x to -x (inner face down) across the top of a wheel and, further on, on the ground
+    base = CableMesh.straight([0.6, 0, 0.005], [-0.6, 0, 0.005], 4, area=1e-3, inertia=1e-9)
+    nodes = base.q0.copy()
+    nodes[:, 2] += rng.normal(scale=2e-3, size=len(nodes))
+    nodes[:, 3:] += rng.normal(scale=0.05, size=(len(nodes), 3))
+    mesh = CableMesh(nodes, base.conn, 1e-3, 1e-9, length=base.length)
+    # the wheel's top (offset by the face) reaches z = 0.015 under the middle: its points press on it
+    m, cf, cc, s = _system(mesh, wheel_at=[0.05, 0, 0.015 - 1.01], radius=1.0, ground=None,
+                           law=(2e6, 0.0, 0.0, 0.01))
+    st = s.initial_state()
+    v = st.v.copy()
+
+    def forces(q, vv, cK=0.0, cD=0.0, data=None):
+        s.update_kinematics(q, vv)
+        d = np.zeros(s.pattern.nnz) if data is None else data
+        return s.eval_forces(0.0, vv, cK, cD, d, st).copy()
+
+    forces(st.q, v)
+    assert cc.n_active.sum() >= 2  # the test touches the wheel
+    nodes_b = [s.body_names.index(n) for n in cf.node_names]
+    grads_b = [s.body_names.index(n) for n in cf.grad_names]
+    dof = [6 * (nodes_b if c < 3 else grads_b)[n] + c % 3 for n in range(mesh.n_node) for c in range(6)]
+    # positions: subtract the cable's own elastic Jacobian (tested elsewhere) by differencing with the contact off
+    data = np.zeros(s.pattern.nnz)
+    forces(st.q, v, cK=1.0, data=data)
+    law0 = cc.wheel_par.copy()
+    cc.wheel_par[:, 0] = 0.0
+    data_el = np.zeros(s.pattern.nnz)
+    forces(st.q, v, cK=1.0, data=data_el)
+    cc.wheel_par[:] = law0
+    eps = 1e-8
+    worst = 0.0
+    for gi in dof:
+        qp, qm = st.q.copy(), st.q.copy()
+        qp[gi // 6, gi % 6] += eps
+        qm[gi // 6, gi % 6] -= eps
+        fp, fm = forces(qp, v), forces(qm, v)
+        cc.wheel_par[:, 0] = 0.0
+        fp -= forces(qp, v)
+        fm -= forces(qm, v)
+        cc.wheel_par[:] = law0
+        col = (fp - fm).ravel() / (2 * eps)
+        for gj in dof:
+            try:
+                sl = s.pattern.slots(gi, gj)
+            except KeyError:
+                continue
+            got = -(data[sl] - data_el[sl])
+            worst = max(worst, abs(got - col[gj]))
+            assert got == pytest.approx(col[gj], rel=1e-4, abs=1e-3 * LAW[0] * 1e-3)
+    assert worst > 0 or cc.n_active.sum() == 0
+
+
+def test_cable_side_velocity_matrix_is_the_damping_and_friction_jacobian():
+    # from -x to +x: the pads look down onto the ground, 0.5 mm into it
+    mesh = CableMesh.straight([-0.5, 0, 0.0095], [0.5, 0, 0.0095], 2, area=1e-3, inertia=1e-9)
+    m, cf, cc, s = _system(mesh, ground=0.0, law=(2e6, 5e3, 0.3, 0.05))
+    st = s.initial_state()
+    rng = np.random.default_rng(3)
+    nodes_b = [s.body_names.index(n) for n in cf.node_names]
+    v = st.v.copy()
+    v[nodes_b, :3] = rng.normal(scale=0.03, size=(len(nodes_b), 3))
+    v[nodes_b, 2] = -0.01  # approaching: the damping adds to the force
+
+    def forces(vv, cD=0.0, data=None):
+        s.update_kinematics(st.q, vv)
+        d = np.zeros(s.pattern.nnz) if data is None else data
+        return s.eval_forces(0.0, vv, 0.0, cD, d, st).copy()
+
+    forces(v)
+    assert cc.n_active.sum() >= 2
+    data = np.zeros(s.pattern.nnz)
+    forces(v, cD=1.0, data=data)
+    eps = 1e-7
+    dof = [6 * b + c for b in nodes_b for c in range(3)]
+    jac = {}
+    for gi in dof:
+        vp, vm = v.copy(), v.copy()
+        vp[gi // 6, gi % 6] += eps
+        vm[gi // 6, gi % 6] -= eps
+        jac[gi] = (forces(vp) - forces(vm)).ravel() / (2 * eps)  # ∂f/∂v_i
+    for gi in dof:
+        for gj in dof:
+            try:
+                sl = s.pattern.slots(gi, gj)
+            except KeyError:
+                continue
+            # the matrix holds the symmetric part (every element scatter does): the friction's pull through
+            # the normal force (μ φ v_t c nᵀ) is not symmetric
+            sym = 0.5 * (jac[gi][gj] + jac[gj][gi])
+            assert -data[sl] == pytest.approx(sym, rel=1e-4, abs=1e-6 * 5e3)
+
+
+def test_a_cable_laid_on_the_ground_rests_on_its_weight():
+    mesh = CableMesh.straight([0, 0, 0.0105], [1.5, 0, 0.0105], 6, area=2e-4, inertia=1e-9)
+    m, cf, cc, s = _system(mesh, ground=0.0, bottom=0.01)
+    sim = td.Simulation(m, integrator="euler-implicit-linearized", step=1e-3, output_step=0.05, system=s)
+    res = sim.run(1.0)
+    weight = STEEL.rho * 2e-4 * 1.5 * 9.81
+    fz = res["cable-contact.ground.force.z"]
+    assert fz[-1] == pytest.approx(-weight, rel=5e-3)  # the cable's load on the ground: its weight, downwards
+    assert abs(res["cable-contact.ground.force.x"][-1]) < 1e-3 * weight
+
+
+def _over_circle(half_span, centre_z, rho, n):
+    """n + 1 points equally spaced along the path from (+half_span, 0) tangent to the circle of radius rho at
+    (0, centre_z), over its top, to (-half_span, 0); and the angle α of the straight parts from the line of
+    the ends."""
+    D = math.hypot(half_span, centre_z)
+    gamma = math.atan2(-centre_z, half_span)  # the end -> centre direction, below the horizontal
+    alpha = math.asin(rho / D) - gamma  # strand angle above the horizontal
+    # tangent point on the right: the radius is normal to the strand
+    tp = np.array([rho * math.sin(alpha), centre_z + rho * math.cos(alpha)])
+    straight = math.hypot(half_span - tp[0], tp[1])
+    arc = 2 * alpha * rho
+    total = 2 * straight + arc
+    pts, tan = [], []
+    for s_ in np.linspace(0.0, total, n + 1):
+        if s_ <= straight:
+            u = s_ / straight
+            pts.append([half_span + u * (tp[0] - half_span), 0.0, u * tp[1]])
+            tan.append([-math.cos(alpha), 0.0, math.sin(alpha)])
+        elif s_ <= straight + arc:
+            th = alpha - (s_ - straight) / rho  # from +alpha to -alpha, measured from the top
+            pts.append([rho * math.sin(th), 0.0, centre_z + rho * math.cos(th)])
+            tan.append([-math.cos(th), 0.0, math.sin(th)])
+        else:
+            u = (s_ - straight - arc) / straight
+            pts.append([-tp[0] - u * (half_span - tp[0]), 0.0, tp[1] * (1 - u)])
+            tan.append([-math.cos(alpha), 0.0, -math.sin(alpha)])
+    return np.hstack([pts, tan]), total, alpha
+
+
+def test_a_taut_cable_over_a_wheel_loads_it_with_twice_the_tension_times_sine():
+    span, n_el, T0, area = 2.0, 40, 5e3, 2e-4
+    R, top, lift = 0.2, 0.01, 0.3
+    rho = R + top
+    centre_z = lift - rho  # the face's circle rises `lift` above the line of the ends
+    nodes, total, alpha = _over_circle(span / 2, centre_z, rho, n_el)
+    eps0 = T0 / (STEEL.E * area)
+    nodes[:, 3:] *= 1 + eps0  # the gradient of a cable stretched by eps0: r_x = (1 + eps0) t
+    conn = np.c_[np.arange(n_el), np.arange(1, n_el + 1)]
+    # a rope: EI = 0.2 N m² bends it round the wheel with moments of EI / ρ ~ 1 N m against T ρ ~ 1 kN m
+    mesh = CableMesh(nodes, conn, area, 1e-12, length=np.full(n_el, total / n_el / (1 + eps0)))
+    m, cf, cc, s = _system(mesh, wheel_at=[0.0, 0.0, centre_z], radius=R, top=top, gravity=(0, 0, 0),
+                           pins=(0, n_el), law=(2e7, 2e3, 0.0, 0.01))
+    sim = td.Simulation(m, integrator="euler-implicit-linearized", step=1e-3, output_step=0.05, system=s)
+    res = sim.run(0.5)
+    load = res["cable-contact.wheel.force.z"][-1]  # the cable's load on the wheel: downwards
+    T = res["c.element[0].tension"][-1]
+    assert T == pytest.approx(T0, rel=0.05)  # the strands carry about the pre-tension (the points sink F/k)
+    assert load == pytest.approx(-2 * T * math.sin(alpha), rel=0.02)
+    assert abs(res["cable-contact.wheel.force.x"][-1]) < 0.01 * abs(load)  # symmetric
