@@ -175,3 +175,16 @@ def test_scenario_file_with_terrain_options(tmp_path):
     sc = load_scenario(f)
     assert sc.options == {} and sc.terrain.material.kind == WINKLER
     assert float(sc.terrain.height(6.5)) == pytest.approx(-0.10, abs=1e-12)
+
+
+def test_run_metadata_describes_the_soil_and_rebuilds_it():
+    """The run's metadata (Scenario.to_dict) carries the terrain with its Winkler material; rebuilding
+    it gives the same soil and geometry."""
+    from trackdyn.terrain.describe import build
+
+    sc = td.Scenario(options={"terrain.ground": "winkler", "terrain.damping": 1e5, "terrain.road": "bump"})
+    t = build(sc.to_dict()["terrain"])
+    m = t.material
+    assert (m.kind, m.stiffness, m.damping, m.friction) == (WINKLER, SOIL.stiffness, 1e5, SOIL.friction)
+    s = np.linspace(4.0, 7.0, 31)
+    np.testing.assert_array_equal(t.height(s), sc.terrain.height(s))
