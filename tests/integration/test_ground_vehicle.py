@@ -54,3 +54,10 @@ def test_massless_refuses_winkler_ground():
                      output_step=0.05, options={"terrain.ground": "winkler"})
     with pytest.raises(ValueError, match=r"massless.*Winkler ground.*'medium-dense-sand'.*links"):
         prepare(sc)
+
+
+def test_nsc_contact_refuses_winkler_ground():
+    sc = td.Scenario(vehicle="m113", driver=Brake(), t_end=0.1,
+                     options={"terrain.ground": "winkler", "contact.method": "nsc"})
+    with pytest.raises(ValueError, match=r"Winkler .* compliant-contact laws; NSC contact is rigid"):
+        prepare(sc)
