@@ -99,6 +99,11 @@ def build_massless(spec, origin=(0.0, 0.0, 0.0), geometry: VehicleGeometry | Non
     ``speed`` (m/s): rolling start — every body moves forward, wheels spin
     at ``speed / r``, the sprocket at ``speed / r_s``.
     """
+    if getattr(spec, "seat", None) is not None:
+        # its real-time stepper's depth-1 tree has revolute joints only (no prismatic seat): refused, not dropped
+        raise ValueError(f"vehicle {spec.name!r}: seat = {spec.seat.model_dump()}: the massless fidelity has no "
+                         "seat yet (its real-time tree stepper turns revolute joints only); run the links, "
+                         "penalty or bushing fidelity, or remove [seat]")
     geo = geometry or vehicle_geometry(spec)
     O = np.asarray(origin, dtype=float)
     sus, sh = spec.suspension, spec.shoes

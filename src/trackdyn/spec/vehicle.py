@@ -51,6 +51,7 @@ __all__ = [
     "ShoeSpec",
     "TracksSpec",
     "PowertrainSpec",
+    "SeatSpec",
     "VehicleSpec",
 ]
 
@@ -497,6 +498,40 @@ class PowertrainSpec(SpecModel):
         return v
 
 
+class SeatSpec(SpecModel):
+    """A seat mass on a vertical spring-damper relative to the cab (han-sander-mao eq. 36).
+
+    The seat (with its occupant: the mass that moves on the seat suspension) slides along the chassis's z axis
+    on a prismatic joint; a linear spring-damper of ``stiffness`` and ``damping`` acts between the chassis and
+    the seat along that axis. ``position`` is the seat's centre of mass with the spring at its free length, so
+    under gravity on level ground the seat sits ``mass g / stiffness`` below it (the recorded ``seat.rel.z``,
+    the displacement relative to the cab, is zero at ``position``). The seat's mass adds to the vehicle's (take
+    it out of ``chassis.mass`` if the hull's mass already counts it). The paper gives no values; docs/vehicle.md
+    says where the examples' values come from.
+    """
+
+    mass: Positive = Field(description="seat and occupant mass on the seat suspension, kg")
+    stiffness: Positive = Field(description="vertical stiffness of the seat suspension, N/m")
+    damping: NonNeg = Field(description="vertical damping of the seat suspension, N s/m")
+    position: Vec3 = Field(description="seat centre of mass with the spring at its free length, m (vehicle frame)")
+
+    @model_validator(mode="after")
+    def _sag(self):
+        sag = self.mass * 9.81 / self.stiffness
+        if sag >= SEAT_MAX_SAG:
+            raise ValueError(f"the seat would sink mass g / stiffness = {sag:.3g} m under its own weight (mass "
+                             f"{self.mass} kg, stiffness {self.stiffness} N/m); a seat suspension travels less than "
+                             f"{SEAT_MAX_SAG} m: stiffness too low or mass too high (units?)")
+        return self
+
+
+#: Largest static deflection of a seat (m) the spec accepts: the seat's spring anchor sits
+#: :data:`SEAT_SPRING_LENGTH` below it on the chassis, and suspension seats travel about 0.1 m.
+SEAT_MAX_SAG = 0.5
+#: Free length of the seat's spring-damper (m): the distance from its chassis anchor below the seat to the seat.
+SEAT_SPRING_LENGTH = 1.0
+
+
 class VehicleSpec(SpecModel):
     """A tracked vehicle: chassis, two track assemblies, powertrain, materials."""
 
@@ -511,6 +546,8 @@ class VehicleSpec(SpecModel):
     tracks: TracksSpec
     powertrain: PowertrainSpec
     materials: dict[str, MaterialSpec]
+    seat: SeatSpec | None = Field(None, description="optional seat on a spring-damper relative to the cab "
+                                                    "(han-sander-mao eq. 36); absent: no seat body")
 
     @model_validator(mode="after")
     def _materials(self):
