@@ -29,6 +29,7 @@ import math
 import numba as nb
 import numpy as np
 
+from ..linsolve._ldl_kernels import supernodal_solve_inplace
 from ._detect import POLY_LINE_KEY, S_BOX, S_CAPSULE, S_CYLINDER, S_POLY, S_SPHERE, S_SPROCKET
 from ._kernels import (
     K_DN,
@@ -508,9 +509,10 @@ def psor(m, kind, N, r, mu, eta, gamma, u, omega, tol, max_iter, check_every):
 
 
 @jit
-def warm_start(m, c_key, c_frame, c_kind, c_mu, keys, imp, gamma):
+def warm_start(m, c_key, c_frame, c_kind, c_mu, keys, imp, gamma, old_slip, slip):
     """γ of every contact whose key is among the previous step's (sorted ``keys``, world impulses ``imp``):
-    the old impulse in today's frame, projected on the cone; 0 otherwise. Returns how many were found."""
+    the old impulse in today's frame, projected on the cone; 0 otherwise. ``slip[i]`` its old slip speed
+    ``old_slip[k]`` (-1 if not found). Returns how many were found."""
     found = 0
     for i in range(m):
         k = _find_history(keys, c_key[i, 0], c_key[i, 1])
@@ -518,7 +520,9 @@ def warm_start(m, c_key, c_frame, c_kind, c_mu, keys, imp, gamma):
             gamma[3 * i] = 0.0
             gamma[3 * i + 1] = 0.0
             gamma[3 * i + 2] = 0.0
+            slip[i] = -1.0
             continue
+        slip[i] = old_slip[k]
         found += 1
         for d in range(3):
             gamma[3 * i + d] = c_frame[i, d, 0] * imp[k, 0] + c_frame[i, d, 1] * imp[k, 1] + c_frame[i, d, 2] * imp[k, 2]
@@ -527,3 +531,207 @@ def warm_start(m, c_key, c_frame, c_kind, c_mu, keys, imp, gamma):
         gamma[3 * i + 1] = b
         gamma[3 * i + 2] = c
     return found
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Compiled CCP solvers (issue #29, performance): the whole iteration in one kernel, N applied either as a dense
+# matrix or through the step's supernodal factorisation (the joints stay exact, only the contact unknowns iterate)
+
+
+@jit
+def delassus_apply(m, c_body, c_D, N, fac, work, x, out):
+    """out (3m,) = N x: ``N @ x`` when the dense N is given (``N.shape[0] > 0``), otherwise ``D G Dᵀ x`` with one
+    factorised solve (``fac``: iperm (unknown -> elimination position) and the supernodal factor's arrays, as
+    :func:`trackdyn.linsolve._ldl_kernels.supernodal_solve_inplace` takes them; ``work`` (n,) scratch)."""
+    n3 = 3 * m
+    if N.shape[0] > 0:
+        for k in range(n3):
+            s = 0.0
+            for j in range(n3):
+                s += N[k, j] * x[j]
+            out[k] = s
+        return
+    iperm, X, Dg, flag, n_sn, sn_w, sn_nr, sn_start, sn_off, e_ptr, e_size, e_gstart, e_row = fac
+    for k in range(work.shape[0]):
+        work[k] = 0.0
+    for i in range(m):
+        for side in range(2):
+            b = c_body[i, side]
+            if b < 0:
+                continue
+            o = 6 * side
+            for k in range(6):
+                work[iperm[6 * b + k]] += (c_D[i, 0, o + k] * x[3 * i] + c_D[i, 1, o + k] * x[3 * i + 1]
+                                           + c_D[i, 2, o + k] * x[3 * i + 2])
+    supernodal_solve_inplace(X, Dg, flag, n_sn, sn_w, sn_nr, sn_start, sn_off, e_ptr, e_size, e_gstart, e_row, work)
+    for i in range(m):
+        for d in range(3):
+            s = 0.0
+            for side in range(2):
+                b = c_body[i, side]
+                if b < 0:
+                    continue
+                o = 6 * side
+                for k in range(6):
+                    s += c_D[i, d, o + k] * work[iperm[6 * b + k]]
+            out[3 * i + d] = s
+
+
+@jit
+def apgd(m, kind, mu, eta, r, gamma, u, tol, max_iter, c_body, c_D, N, fac, work):
+    """Nesterov's accelerated projected gradient (Mazhar et al. 2015) on the CCP, γ warm-started and projected.
+
+    Backtracking on the Lipschitz estimate ``L`` with the sufficient decrease tested as ``dxᵀN dx ≤ L |dx|²``
+    (exact for the quadratic objective; round-off cannot fail it), ``L`` decays by 0.9 per iteration, adaptive
+    restart (O'Donoghue & Candès) when the momentum points uphill. Returns (iterations, products with N,
+    residual, gap) of the best iterate, which is left in γ with ``u = Nγ + r``.
+    """
+    n3 = 3 * m
+    x = gamma.copy()
+    Nx = np.empty(n3)
+    delassus_apply(m, c_body, c_D, N, fac, work, x, Nx)
+    products = 1
+    g = Nx + r
+    res, gap = ccp_measures(m, kind, mu, eta, x, g)
+    if res <= tol:
+        u[:n3] = g
+        return 0, products, res, gap
+    L = 2.0 * np.max(eta)
+    y = x.copy()
+    Ny = Nx.copy()
+    x_prev = x.copy()
+    Nx_prev = Nx.copy()
+    theta = 1.0
+    best_res = res
+    best_gap = gap
+    xb = x.copy()
+    gb = g.copy()
+    xn = np.empty(n3)
+    Nxn = np.empty(n3)
+    gy = np.empty(n3)
+    it = 0
+    while it < max_iter:
+        it += 1
+        for k in range(n3):
+            gy[k] = Ny[k] + r[k]
+        while True:
+            for k in range(n3):
+                xn[k] = y[k] - gy[k] / L
+            project_cones(m, kind, mu, xn, xn)
+            delassus_apply(m, c_body, c_D, N, fac, work, xn, Nxn)
+            products += 1
+            dNd = 0.0
+            dd = 0.0
+            for k in range(n3):
+                dk = xn[k] - y[k]
+                dNd += dk * (Nxn[k] - Ny[k])
+                dd += dk * dk
+            if dNd <= L * dd or L > 1e300:
+                break
+            L *= 2.0
+        for k in range(n3):
+            u[k] = Nxn[k] + r[k]  # u: the gradient at xn
+        res, gap = ccp_measures(m, kind, mu, eta, xn, u)
+        if res < best_res:
+            best_res = res
+            best_gap = gap
+            xb[:] = xn
+            gb[:] = u[:n3]
+        if res <= tol:
+            break
+        theta_n = 0.5 * (-theta * theta + theta * math.sqrt(theta * theta + 4.0))
+        beta = theta * (1.0 - theta) / (theta * theta + theta_n)
+        uphill = 0.0
+        for k in range(n3):
+            uphill += gy[k] * (xn[k] - x_prev[k])
+        if uphill > 0.0:
+            beta = 0.0
+            theta_n = 1.0
+        for k in range(n3):
+            y[k] = xn[k] + beta * (xn[k] - x_prev[k])
+            Ny[k] = Nxn[k] + beta * (Nxn[k] - Nx_prev[k])
+        x_prev, xn = xn, x_prev
+        Nx_prev, Nxn = Nxn, Nx_prev
+        theta = theta_n
+        L *= 0.9
+    gamma[:n3] = xb
+    u[:n3] = gb
+    return it, products, best_res, best_gap
+
+
+@jit
+def bb(m, kind, mu, eta, r, gamma, u, tol, max_iter, c_body, c_D, N, fac, work, memory, sigma):
+    """Spectral projected gradient with Barzilai-Borwein steps and the non-monotone line search of
+    Grippo-Lampariello-Lucidi over the last ``memory`` objective values (Birgin, Martínez & Raydan 2000); the
+    quadratic objective makes the line search exact (one product per iteration). Returns (iterations,
+    products, residual, gap); γ holds the last iterate and ``u = Nγ + r``."""
+    n3 = 3 * m
+    Ng = np.empty(n3)
+    delassus_apply(m, c_body, c_D, N, fac, work, gamma, Ng)
+    products = 1
+    g = Ng + r
+    res, gap = ccp_measures(m, kind, mu, eta, gamma, g)
+    if res <= tol:
+        u[:n3] = g
+        return 0, products, res, gap
+    f = 0.0
+    for k in range(n3):
+        f += 0.5 * gamma[k] * Ng[k] + r[k] * gamma[k]
+    hist = np.empty(memory)
+    hist[0] = f
+    n_hist = 1
+    h_next = 1 % memory
+    alpha = 1.0 / max(np.max(eta), 1e-300)
+    trial = np.empty(n3)
+    d = np.empty(n3)
+    Nd = np.empty(n3)
+    Nt = np.empty(n3)
+    it = 0
+    while it < max_iter:
+        it += 1
+        for k in range(n3):
+            trial[k] = gamma[k] - alpha * g[k]
+        project_cones(m, kind, mu, trial, trial)
+        delassus_apply(m, c_body, c_D, N, fac, work, trial, Nt)
+        products += 1
+        gd = 0.0
+        dNd = 0.0
+        for k in range(n3):
+            d[k] = trial[k] - gamma[k]
+            Nd[k] = Nt[k] - Ng[k]
+            gd += g[k] * d[k]
+            dNd += d[k] * Nd[k]
+        fmax = hist[0]
+        for k in range(1, n_hist):
+            fmax = max(fmax, hist[k])
+        lam = 1.0
+        # the exact line minimum when the non-monotone test fails; d is a descent direction (gd < 0) in exact
+        # arithmetic, and with gd >= 0 from round-off near the solution the full step is taken (a zero step
+        # would repeat itself for ever)
+        if f + gd + 0.5 * dNd > fmax + sigma * gd and dNd > 0.0 and gd < 0.0:
+            lam = min(1.0, -gd / dNd)
+        f = f + lam * gd + 0.5 * lam * lam * dNd
+        hist[h_next] = f
+        h_next = (h_next + 1) % memory
+        n_hist = min(n_hist + 1, memory)
+        ss = 0.0
+        sy = 0.0
+        for k in range(n3):
+            if lam == 1.0:  # the full step: γ and Nγ exactly the trial's (no drift of Nγ from the updates)
+                gamma[k] = trial[k]
+                Ng[k] = Nt[k]
+            else:
+                gamma[k] += lam * d[k]
+                Ng[k] += lam * Nd[k]
+            s_k = lam * d[k]
+            y_k = Ng[k] + r[k] - g[k]
+            ss += s_k * s_k
+            sy += s_k * y_k
+            g[k] = Ng[k] + r[k]
+        alpha = ss / sy if sy > 0.0 else 1.0 / max(np.min(eta), 1e-300)
+        alpha = min(max(alpha, 1e-30), 1e30)
+        res, gap = ccp_measures(m, kind, mu, eta, gamma, g)
+        if res <= tol:
+            break
+    u[:n3] = g
+    return it, products, res, gap

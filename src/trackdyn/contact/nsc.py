@@ -257,6 +257,7 @@ class NscContact(ContactSystem):
         self.glob_out = np.zeros(4)
         self._key_name = f"{self.name}.key"
         self._imp_name = f"{self.name}.impulse"
+        self._slip_name = f"{self.name}.slip"
         self._alloc(self._capacity)
         self.m = 0
         self._staged = None
@@ -287,7 +288,8 @@ class NscContact(ContactSystem):
         return ep(*args)
 
     def initial_extra(self) -> dict:
-        return {f"{self.name}.key": np.zeros((0, 2), np.int64), f"{self.name}.impulse": np.zeros((0, 3))}
+        return {f"{self.name}.key": np.zeros((0, 2), np.int64), f"{self.name}.impulse": np.zeros((0, 3)),
+                f"{self.name}.slip": np.zeros(0)}
 
     def accumulate(self, ctx) -> None:
         if ctx.data is not None and self.stepper is None:
@@ -300,9 +302,10 @@ class NscContact(ContactSystem):
 
     def commit(self, state) -> None:
         if self._staged is not None:
-            keys, imp = self._staged
+            keys, imp, slip = self._staged
             state.extra[self._key_name] = keys
             state.extra[self._imp_name] = imp
+            state.extra[self._slip_name] = slip
 
     def series(self) -> dict:
         res = super().series()
@@ -341,23 +344,34 @@ class NscContact(ContactSystem):
         self.m = m
         return m
 
-    def warm_start(self, state, gamma) -> int:
+    def warm_start(self, state, gamma, slip=None) -> int:
         """γ (3m,) from the impulses of the previous step's contacts with the same keys (world impulses
-        projected on today's frames, then on the cone); returns how many contacts were found."""
+        projected on today's frames, then on the cone); ``slip`` (m,), if given, gets their last slip speeds
+        ``|u_t|`` (m/s; -1 where unknown: a new contact, or a state without them). Returns how many contacts
+        were found."""
         keys = state.extra.get(self._key_name)
         imp = state.extra.get(self._imp_name)
+        old = state.extra.get(self._slip_name)
         gamma[:] = 0.0
+        if slip is not None:
+            slip[:] = -1.0
         if keys is None or len(keys) == 0:
             return 0
-        return int(NK.warm_start(self.m, self.c_key, self.c_frame, self.c_kind, self.c_mu, keys, imp, gamma))
+        if old is None or len(old) != len(keys):
+            old = np.full(len(keys), -1.0)
+        out = np.empty(self.m) if slip is None else slip
+        return int(NK.warm_start(self.m, self.c_key, self.c_frame, self.c_kind, self.c_mu, keys, imp, gamma, old,
+                                 out))
 
-    def stage(self, gamma, h: float, pos, iterations: int, residual: float) -> None:
-        """Keep the step's impulses (sorted by key, world frame) for :meth:`commit` and the outputs."""
+    def stage(self, gamma, h: float, pos, iterations: int, residual: float, slip=None) -> None:
+        """Keep the step's impulses (sorted by key, world frame) and slip speeds (``slip`` (m,), m/s; -1:
+        none) for :meth:`commit` and the outputs."""
         m = self.m
         imp = np.einsum("ikj,ik->ij", self.c_frame[:m], gamma[:3 * m].reshape(m, 3))
         keys = self.c_key[:m]
         order = np.lexsort((keys[:, 1], keys[:, 0]))
-        self._staged = (keys[order].copy(), imp[order].copy())
+        slip = np.full(m, -1.0) if slip is None else np.asarray(slip, float)[:m]
+        self._staged = (keys[order].copy(), imp[order].copy(), slip[order].copy())
         fn = gamma[0:3 * m:3] / h
         ft = (imp - fn[:, None] * h * self.c_frame[:m, 0]) / h
         summaries(m, self.c_body[:m], np.ascontiguousarray(fn), np.ascontiguousarray(ft),

@@ -29,7 +29,7 @@ Options
 contact_solver : {"apgd", "bb", "psor"}
     CCP solver (:mod:`trackdyn.contact.nsc_solvers`).
 contact_tolerance : float
-    Stop when the CCP residual (m/s) is at most this (default 1e-10).
+    Stop when the CCP residual (m/s) is at most this (default 1e-9).
 contact_max_iterations : int
     Iteration cap of the CCP solver (default 1000); a step that hits it is kept and counted in
     ``counters["contact_unconverged"]``.
@@ -45,6 +45,15 @@ friction : {"coulomb", "anitescu"}
 friction_iterations : int
     Cap of that fixed point's rounds (default 50); a step that hits it is kept and counted in
     ``counters["friction_unconverged"]`` (Painlevé's paradox does, docs/contact-nsc.md).
+friction_forcing : float
+    In [0, 1) (default 0.1): from the second round on, a round is solved only to ``friction_forcing`` times the
+    previous round's slip change (never looser than the round before, never tighter than
+    ``contact_tolerance``); the fixed point stops on a round solved to ``contact_tolerance``. 0: every round
+    to ``contact_tolerance``.
+warm_slip : bool
+    With ``warm_start``, the fixed point's first slip estimate of a contact found at the previous step is the
+    smaller of its slip speed at that step's end and ``|u_t|`` of the warm-started impulses (default True);
+    otherwise (and for new contacts) the latter.
 delassus : {"auto", "dense", "operator"}
     How N is applied (above).
 solver, max_recovery_speed : as ``euler-implicit-linearized`` (the joints' saddle-point solver and
@@ -52,19 +61,20 @@ solver, max_recovery_speed : as ``euler-implicit-linearized`` (the joints' saddl
 
 Diagnostics: ``last`` adds ``contacts`` (blocks), ``contact_iterations``, ``contact_residual``,
 ``complementarity_gap``, ``friction_iterations``; ``counters`` add ``contact_iterations`` (sum),
-``contact_unconverged``, ``friction_iterations``, ``friction_unconverged``;
+``contact_products`` (products with N: APGD's backtracking adds some; PSOR: sweeps), ``contact_unconverged``
+(steps whose last contact solve ended above ``contact_tolerance``), ``friction_iterations``,
+``friction_unconverged``;
 ``timing`` adds ``contact_detection`` and ``contact_solve``.
 """
 
 from __future__ import annotations
-
 
 import numba as nb
 import numpy as np
 
 from ..contact import _nsc_kernels as NK
 from ..contact.nsc import NscContact
-from ..contact.nsc_solvers import CCP_SOLVERS, solve_ccp
+from ..contact.nsc_solvers import _NO_N, CCP_SOLVERS, solve_ccp
 from ..linsolve import DirectSolver, make_solver
 from ..linsolve._ldl_kernels import supernodal_solve_inplace
 from ..mbs.model import State
@@ -84,28 +94,19 @@ def _add_left_out(rhs, hh, Kxv):
 
 @nb.njit(cache=True, _nrt=False)
 def _solve_columns(m, c_body, c_D, iperm, X, Dg, flag, n_sn, sn_w, sn_nr, sn_start, sn_off, e_ptr, e_size,
-                   e_gstart, e_row, work, gamma, N, dense):
-    """With ``dense``: N = D G Dᵀ (3m, 3m), one factorised solve per column; otherwise N[:, 0] = D G Dᵀ γ
-    (one solve). G is the velocity block of the factorised saddle-point matrix's inverse (iperm: unknown ->
-    elimination position; ``work`` (n,) scratch)."""
-    ncol = 3 * m if dense else 1
-    for col in range(ncol):
+                   e_gstart, e_row, work, N):
+    """N = D G Dᵀ (3m, 3m), one factorised solve per column. G is the velocity block of the factorised
+    saddle-point matrix's inverse (iperm: unknown -> elimination position; ``work`` (n,) scratch)."""
+    for col in range(3 * m):
         for k in range(work.shape[0]):
             work[k] = 0.0
-        for i in range(m):
-            if dense and i != col // 3:
+        i = col // 3
+        for side in range(2):
+            b = c_body[i, side]
+            if b < 0:
                 continue
-            for side in range(2):
-                b = c_body[i, side]
-                if b < 0:
-                    continue
-                for k in range(6):
-                    if dense:
-                        val = c_D[i, col % 3, 6 * side + k]
-                    else:
-                        val = (c_D[i, 0, 6 * side + k] * gamma[3 * i] + c_D[i, 1, 6 * side + k] * gamma[3 * i + 1]
-                               + c_D[i, 2, 6 * side + k] * gamma[3 * i + 2])
-                    work[iperm[6 * b + k]] += val
+            for k in range(6):
+                work[iperm[6 * b + k]] += c_D[i, col % 3, 6 * side + k]
         supernodal_solve_inplace(X, Dg, flag, n_sn, sn_w, sn_nr, sn_start, sn_off, e_ptr, e_size, e_gstart, e_row,
                                  work)
         for j in range(m):
@@ -127,17 +128,22 @@ class NscEuler(Integrator):
 
     def __init__(self, system, step, solver="direct", max_recovery_speed=1.0, contact_solver="apgd",
                  contact_tolerance=1e-9, contact_max_iterations=1000, warm_start=True, psor_omega=1.0,
-                 delassus="auto", friction="coulomb", friction_iterations=50, **solver_options):
+                 delassus="auto", friction="coulomb", friction_iterations=50, friction_forcing=0.1,
+                 warm_slip=True, **solver_options):
         super().__init__(system, step, solver=solver, max_recovery_speed=max_recovery_speed,
                          contact_solver=contact_solver, contact_tolerance=contact_tolerance,
                          contact_max_iterations=contact_max_iterations, warm_start=warm_start,
                          psor_omega=psor_omega, delassus=delassus, friction=friction,
-                         friction_iterations=friction_iterations)
+                         friction_iterations=friction_iterations, friction_forcing=friction_forcing,
+                         warm_slip=warm_slip)
         if friction not in ("coulomb", "anitescu"):
             raise ValueError(f"integrator {self.name!r}: friction must be 'coulomb' or 'anitescu', got {friction!r}")
         if not (isinstance(friction_iterations, (int, np.integer)) and friction_iterations >= 1):
             raise ValueError(f"integrator {self.name!r}: friction_iterations must be a positive integer, "
                              f"got {friction_iterations!r}")
+        if not (isinstance(friction_forcing, (int, float)) and not isinstance(friction_forcing, bool)
+                and 0.0 <= friction_forcing < 1.0):
+            raise ValueError(f"integrator {self.name!r}: friction_forcing must be in [0, 1), got {friction_forcing!r}")
         if contact_solver not in CCP_SOLVERS:
             raise ValueError(f"integrator {self.name!r}: contact_solver must be one of {CCP_SOLVERS}, "
                              f"got {contact_solver!r}")
@@ -168,6 +174,8 @@ class NscEuler(Integrator):
         self.delassus = delassus
         self.friction = friction
         self.friction_iterations = int(friction_iterations)
+        self.forcing = float(friction_forcing)
+        self.warm_slip = bool(warm_slip)
         self.vmax = float(max_recovery_speed)
         if solver == "direct":
             solver_options.setdefault("refine", 0)
@@ -182,6 +190,7 @@ class NscEuler(Integrator):
         self.g = np.zeros((nb_, 6))
         self._no_secant = np.zeros(0)
         self.counters["contact_iterations"] = 0
+        self.counters["contact_products"] = 0
         self.counters["contact_unconverged"] = 0
         self.counters["friction_iterations"] = 0
         self.counters["friction_unconverged"] = 0
@@ -190,9 +199,8 @@ class NscEuler(Integrator):
         self.last.update(contacts=0, contact_iterations=0, contact_residual=0.0, complementarity_gap=0.0,
                          friction_iterations=0)
         self._bound = False
-        self._fast = self._fast_args()
-        self._nogamma = np.zeros(0)
-        self._col = np.zeros((0, 1))
+        self._fac = self._factor_args()
+        self._work = np.zeros(self.solver.n if self._fac is not None else 0)
 
     # ------------------------------------------------------------------ helpers
     def _solve(self):
@@ -200,8 +208,9 @@ class NscEuler(Integrator):
         compiled call bound to the arrays it last saw)."""
         self.solver.solve(self.crhs, self.x_c)
 
-    def _fast_args(self):
-        """The direct solver's factor arrays for :func:`_solve_columns` (None for other solvers)."""
+    def _factor_args(self):
+        """The direct solver's factor arrays, as :func:`~trackdyn.contact._nsc_kernels.delassus_apply` takes
+        them (None for other solvers: N is then formed densely)."""
         sv = self.solver
         if not isinstance(sv, DirectSolver):
             return None
@@ -209,28 +218,14 @@ class NscEuler(Integrator):
         iperm = np.empty(sv.n, np.int64)
         iperm[sv.pattern.perm] = np.arange(sv.n)
         return (iperm, sv.X, sv.Dg, sv.flag, sm.n_sn_u, sm.sn_w, sm.sn_nr, sm.sn_start, sm.sn_off, sm.e_ptr,
-                sm.e_size, sm.e_gstart, sm.e_row, np.zeros(sv.n))
-
-    def _apply_N(self, m, x, out):
-        """out = N x = D G Dᵀ x with one solve."""
-        cs = self.contact
-        if self._fast is not None:
-            col = self._col
-            _solve_columns(m, cs.c_body, cs.c_D, *self._fast, x, col, False)
-            out[:] = col[:3 * m, 0]
-            return
-        NK.apply_Dt(m, cs.c_body, cs.c_D, x, self.g)
-        self.crhs[:self.nd] = self.g.ravel()
-        self.crhs[self.nd:] = 0.0
-        self._solve()
-        NK.apply_D(m, cs.c_body, cs.c_D, self.x_c[:self.nd].reshape(-1, 6), out)
+                sm.e_size, sm.e_gstart, sm.e_row)
 
     def _dense_N(self, m):
         cs = self.contact
         n3 = 3 * m
         N = np.empty((n3, n3))
-        if self._fast is not None:
-            _solve_columns(m, cs.c_body, cs.c_D, *self._fast, self._nogamma, N, True)
+        if self._fac is not None:
+            _solve_columns(m, cs.c_body, cs.c_D, *self._fac, self._work, N)
             return 0.5 * (N + N.T)
         rhs = self.crhs
         rhs[:] = 0.0
@@ -289,6 +284,7 @@ class NscEuler(Integrator):
         t6 = clk()
         it, res, gap = 0, 0.0, 0.0
         gamma = np.zeros(3 * m)
+        slip = np.full(m, -1.0)  # the contacts' slip speeds |u_t| (m/s) at the step's end, kept for the next
         if m:
             n3 = 3 * m
             b = np.empty(n3)
@@ -298,12 +294,12 @@ class NscEuler(Integrator):
             r += b
             eta = np.empty(m)
             NK.block_scale(m, cs.c_body, cs.c_D, cs.mass, cs.inv_inertia, eta)
+            last_slip = np.full(m, -1.0)
             if self.warm:
-                cs.warm_start(state, gamma)
-            dense = self.delassus == "dense" or self.method == "psor" or (self.delassus == "auto" and m <= 150)
+                cs.warm_start(state, gamma, last_slip)
+            dense = (self.delassus == "dense" or self.method == "psor" or self._fac is None
+                     or (self.delassus == "auto" and m <= 150))
             u = np.empty(n3)
-            if self._col.shape[0] < n3:
-                self._col = np.zeros((2 * n3, 1))
             mu = cs.c_mu[:m]  # friction coefficients; the rolling blocks' disc radii, set below
             kind = cs.c_kind[:m]
             cone = kind == 0
@@ -316,27 +312,37 @@ class NscEuler(Integrator):
                 kw = {"N": N, "omega": self.omega}
                 N_times = lambda x_, o_: np.dot(N, x_, out=o_)
             else:
-                N_times = lambda x_, o_: self._apply_N(m, x_, o_)
-                kw = {"apply": N_times}
+                operator = (cs.c_body, cs.c_D, self._fac, self._work)
+                kw = {"operator": operator}
+                N_times = lambda x_, o_: NK.delassus_apply(m, cs.c_body, cs.c_D, _NO_N, self._fac, self._work, x_,
+                                                           o_)
             slip = np.zeros(m)
             if (self.friction == "coulomb" or any_rolling) and self.warm:
                 N_times(gamma, u)
                 u += r
                 slip = np.where(cone, np.sqrt(u[1::3] ** 2 + u[2::3] ** 2), 0.0)
+                if self.warm_slip:
+                    # the smaller of the contact's last slip speed and |u_t| of the warm-started impulses: a
+                    # contact that stuck (last slip ~ 0) starts sticking, where today's free velocity would shift
+                    # its normal bias by μ|u_t| and cost rounds to undo; a sliding one keeps the estimate that
+                    # includes today's free velocity (a decelerating slide is closer to it)
+                    slip = np.where(cone & (last_slip >= 0.0), np.minimum(last_slip, slip), slip)
             if any_rolling:
                 # rolling torque ≤ c_r γ_n: the disc's radius from the contact's normal impulse (fixed point)
                 mu[rolling] = roll[rolling] * np.maximum(gamma[3 * parent[rolling]], 0.0)
             r_mod = r.copy()
             outer = 0
+            fixed_point = self.friction == "coulomb" or any_rolling
+            tol = self.tol
             while True:
                 outer += 1
                 if self.friction == "coulomb":
                     r_mod[0::3] = r[0::3] + np.where(cone, mu * slip, 0.0)
-                info = solve_ccp(self.method, m, mu, eta, r_mod, gamma, u, tol=self.tol, max_iter=self.max_iter,
+                info = solve_ccp(self.method, m, mu, eta, r_mod, gamma, u, tol=tol, max_iter=self.max_iter,
                                  kind=kind, **kw)
                 it += info.iterations
-                if not info.converged:
-                    self.counters["contact_unconverged"] += 1
+                self.counters["contact_products"] += info.products
+                accurate = info.residual <= self.tol
                 change = 0.0
                 if self.friction == "coulomb":
                     new_slip = np.where(cone, np.sqrt(u[1::3] ** 2 + u[2::3] ** 2), 0.0)
@@ -347,12 +353,19 @@ class NscEuler(Integrator):
                     # the radius's change as a velocity: times the block's inverse inertia scale
                     change = max(change, float(np.max(np.abs(radius - mu[rolling]) * eta[rolling])))
                     mu[rolling] = radius
-                if change <= self.tol or (self.friction != "coulomb" and not any_rolling):
+                if not fixed_point or (change <= self.tol and accurate):
                     break
                 if outer >= self.friction_iterations:
                     self.counters["friction_unconverged"] += 1
                     break
+                # inexact fixed point (as an inexact Newton's forcing term): while the slip estimate still moves
+                # by `change`, the next round is solved only to forcing x change, never looser than the round
+                # before it (the first round: to the tolerance); it stops on a round solved to the tolerance
+                tol = max(self.tol, min(tol if outer > 1 else np.inf, self.forcing * change))
+            if not accurate:
+                self.counters["contact_unconverged"] += 1
             res, gap = info.residual, info.gap
+            slip = np.where(cone, np.sqrt(u[1::3] ** 2 + u[2::3] ** 2), 0.0)
             self.counters["friction_iterations"] += outer
             self.last["friction_iterations"] = outer
             # the impulses' velocity and multiplier increments
@@ -367,7 +380,7 @@ class NscEuler(Integrator):
         q_new = np.empty(q.shape)
         acc = np.empty((s.nb, 6))
         viol = _finish_step(self.x, v, q, h, s.phi, v_new, lam_new, q_new, acc)
-        cs.stage(gamma, h, s.kin.pos, it, res)
+        cs.stage(gamma, h, s.kin.pos, it, res, slip)
         t8 = clk()
         tm["forces"] += t1 - t0 - contact_time
         tm["contact"] += contact_time

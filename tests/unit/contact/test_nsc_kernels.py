@@ -69,6 +69,27 @@ def test_the_three_solvers_solve_the_same_ccp(seed, m):
     assert max(sols) - min(sols) < 1e-9 * (1 + abs(sols[0]))
 
 
+@pytest.mark.parametrize(("seed", "m"), [(16, 5), (23, 3), (28, 3), (60, 8)])
+def test_bb_does_not_stall_at_round_off(seed, m):
+    # these problems stalled the first BB (a Python loop) for ever at a residual of 1e-10 to 9e-9: near the
+    # solution round-off made gᵀd >= 0, the line search took a zero step, and the next iteration repeated it
+    N, r, mu, eta = _random_ccp(seed, m)
+    g, u = np.zeros(3 * m), np.zeros(3 * m)
+    info = solve_ccp("bb", m, mu, eta, r, g, u, N=N, tol=1e-10, max_iter=20000)
+    assert info.converged, info
+    np.testing.assert_allclose(u, N @ g + r, atol=1e-12)
+
+
+def test_the_compiled_solvers_count_their_products():
+    N, r, mu, eta = _random_ccp(3, 6)
+    for method in ("psor", "bb", "apgd"):
+        g, u = np.zeros(18), np.zeros(18)
+        info = solve_ccp(method, 6, mu, eta, r, g, u, N=N, tol=1e-9, max_iter=5000)
+        assert info.converged
+        # BB: one product per iteration and one for the start; APGD: its backtracking adds some
+        assert info.products == info.iterations + 1 if method == "bb" else info.products >= info.iterations
+
+
 def test_warm_start_from_the_solution_costs_no_iteration():
     N, r, mu, eta = _random_ccp(7, 5)
     g, u = np.zeros(15), np.zeros(15)
