@@ -6,8 +6,9 @@
 - the joint ``seat.slide``: a prismatic joint along the chassis's z axis, so the seat moves relative to the cab
   in the cab's vertical direction only (the direction ``e_2`` of the paper's eq. 36) and turns with the cab;
 - the force element ``seat.spring``: a linear spring-damper (TSDA) from a chassis anchor
-  :data:`~trackdyn.spec.vehicle.SEAT_SPRING_LENGTH` below the seat to the seat, at its free length in the
-  assembled pose.
+  :data:`~trackdyn.spec.vehicle.SEAT_SPRING_LENGTH` below the seat to the seat, compressed by the static
+  deflection ``mass g / stiffness`` in the assembled pose (its free length is the anchor distance plus that), so
+  the seat starts at rest on a level vehicle, as the tensioner's anchor is placed to hold its target tension.
 
 A body on a joint with a force element, rather than a force law of its own, because that is how every other
 suspended part of the vehicle is built (the idler carrier on its prismatic joint and tensioner TSDA, the road
@@ -16,8 +17,9 @@ coupling to the hull exactly (eq. 36's centripetal and Euler terms included), it
 and its series follow DESIGN.md (``seat.pos.z``, ``seat.acc.z``, ``seat.slide.force.z``, ``seat.spring.force``).
 
 :class:`SeatOutputs` (output-only provider) records ``seat.rel.z``: the seat's displacement along the chassis z
-axis relative to its assembled position in the chassis frame, m (zero with the spring at its free length;
-``-mass g / stiffness`` at rest on level ground). ``seat.acc.z`` is the seat body's own series: its absolute
+axis relative to its assembled position in the chassis frame, m: zero at rest on level ground, as the paper's
+``u_S2`` (eq. 36 has no gravity term: it is measured from the static equilibrium); ``+mass g / stiffness`` with
+the spring at its free length. ``seat.acc.z`` is the seat body's own series: its absolute
 vertical acceleration in the world frame, gravity excluded (zero at rest).
 """
 
@@ -58,10 +60,12 @@ def add_seat(m, chassis, spec, W, chassis_com):
         return None
     x, y, z = seat.position
     Z = np.array([0.0, 0.0, 1.0])
+    g = max(0.0, -float(np.asarray(m.gravity, float)[2]))  # the model's gravity along -z, m/s²
+    sag = seat.mass * g / seat.stiffness  # static deflection: the spring's compression at rest
     body = m.add_body(SEAT_BODY, mass=seat.mass, inertia=seat_inertia(seat.mass), pos=W(x, y, z))
     m.add_joint(Prismatic(chassis, body, point=W(x, y, z), axis=Z, name=SEAT_BODY + ".slide"))
     m.add_force(TSDA(chassis, body, point_a=W(x, y, z - SEAT_SPRING_LENGTH), point_b=W(x, y, z),
-                     stiffness=seat.stiffness, damping=seat.damping, free_length=SEAT_SPRING_LENGTH,
+                     stiffness=seat.stiffness, damping=seat.damping, free_length=SEAT_SPRING_LENGTH + sag,
                      name=SEAT_BODY + ".spring"))
     # the seat's assembled position in the chassis frame (the chassis is assembled unrotated)
     s_local = np.array([x, y, z], float) - np.asarray(chassis_com, float)

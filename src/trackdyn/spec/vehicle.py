@@ -503,9 +503,9 @@ class SeatSpec(SpecModel):
 
     The seat (with its occupant: the mass that moves on the seat suspension) slides along the chassis's z axis
     on a prismatic joint; a linear spring-damper of ``stiffness`` and ``damping`` acts between the chassis and
-    the seat along that axis. ``position`` is the seat's centre of mass with the spring at its free length, so
-    under gravity on level ground the seat sits ``mass g / stiffness`` below it (the recorded ``seat.rel.z``,
-    the displacement relative to the cab, is zero at ``position``). The seat's mass adds to the vehicle's (take
+    the seat along that axis. ``position`` is the seat's centre of mass at rest on level ground: the spring is
+    then compressed by the static deflection ``mass g / stiffness`` (the vehicle is assembled with it so), and
+    the recorded ``seat.rel.z``, the displacement relative to the cab, is zero there (the paper's ``u_S2``). The seat's mass adds to the vehicle's (take
     it out of ``chassis.mass`` if the hull's mass already counts it). The paper gives no values; docs/vehicle.md
     says where the examples' values come from.
     """
@@ -513,7 +513,7 @@ class SeatSpec(SpecModel):
     mass: Positive = Field(description="seat and occupant mass on the seat suspension, kg")
     stiffness: Positive = Field(description="vertical stiffness of the seat suspension, N/m")
     damping: NonNeg = Field(description="vertical damping of the seat suspension, N s/m")
-    position: Vec3 = Field(description="seat centre of mass with the spring at its free length, m (vehicle frame)")
+    position: Vec3 = Field(description="seat centre of mass at rest on level ground, m (vehicle frame)")
 
     @model_validator(mode="after")
     def _sag(self):
@@ -528,7 +528,8 @@ class SeatSpec(SpecModel):
 #: Largest static deflection of a seat (m) the spec accepts: the seat's spring anchor sits
 #: :data:`SEAT_SPRING_LENGTH` below it on the chassis, and suspension seats travel about 0.1 m.
 SEAT_MAX_SAG = 0.5
-#: Free length of the seat's spring-damper (m): the distance from its chassis anchor below the seat to the seat.
+#: Distance (m) from the seat's spring anchor on the chassis, below the seat, to the seat at rest; the spring's
+#: free length is this plus the static deflection.
 SEAT_SPRING_LENGTH = 1.0
 
 
