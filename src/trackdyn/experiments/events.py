@@ -65,7 +65,7 @@ from ..viz.mechanism import mechanism_figure
 from ..viz.plots import new_figure, save_figure
 from .limits import SEARCHES, limit_search
 from .tensioning import window_means
-from .trials import (G, LIMITED_BY, TIMBER, classify_failure, mechanism_series, mechanism_summary, moving_average,
+from .trials import (EVENT_RECORD, G, LIMITED_BY, TIMBER, classify_failure, mechanism_series, mechanism_summary, moving_average,
                      peak_source, run_trial, vehicle_extent, write_trial)
 
 __all__ = ["EventResult", "EventDiverged", "EVENTS", "DEFAULT_STEP", "resolve_vehicle", "run_event", "half_round",
@@ -863,7 +863,10 @@ def ride(vehicle="m113", *, road: str = "iso8608", speed: float = 5.0, length: f
     Hann windows of ~2 s, 50 % overlap) up to 50 Hz.
 
     Returns ``{"event": "ride", "rms_mps2", "rms_g", "peak_mps2", "peak_g",
-    "dominant_frequency_hz", "spectrum": {"f_hz": [...], "psd": [...]}, ...}``.
+    "dominant_frequency_hz", "spectrum": {"f_hz": [...], "psd": [...]}, ...}``;
+    with a ``[seat]`` in the spec also ``"seat"`` (:func:`seat_ride`: RMS, peak
+    and FFT amplitude spectrum of ``seat.rel.z`` and ``seat.acc.z``), drawn in
+    the figure ``seat.png``.
     """
     from scipy.signal import welch
 
@@ -897,6 +900,8 @@ def ride(vehicle="m113", *, road: str = "iso8608", speed: float = 5.0, length: f
     def attempt(h):
         sc = ctx.scenario(f"ride {road} at {v:g} m/s", terrain, PID(speed=v, y=0.0), t_end, start_x=0.0, speed=v,
                           step=h)
+        if ctx.spec.seat is not None and sc.record is None:  # the seat's series beside the events' own
+            sc = sc.replace(record=EVENT_RECORD + ("seat.*",))
         return run_trial(sc, stop=stop, driver_acc=True, tension=_tension_opts(ctx, min(1.0, 0.8 * lead / v)))
 
     run = ctx.run(f"ride over {road}", attempt)
@@ -931,12 +936,91 @@ def ride(vehicle="m113", *, road: str = "iso8608", speed: float = 5.0, length: f
     })
     step_k = max(1, int(round(0.005 / run.prep.sim.h)))
     res["trace"] = {"t": np.round(t_az[w][::step_k], 4).tolist(), "az": np.round(a[::step_k], 4).tolist()}
+    if ctx.spec.seat is not None:
+        res["seat"] = seat_ride(run.result, float(t_az[w][0]))
     run.summary = {k: res[k] for k in ("rms_mps2", "peak_mps2", "dominant_frequency_hz", "status")}
     d = ctx.trial_dir("run")
     if d is not None:
         write_trial(run, d)
         res["folder"] = "trials/run"
     return ctx.finish(res)
+
+
+def amplitude_spectrum(x, dt: float):
+    """One-sided FFT amplitude spectrum of ``x`` (mean removed, Hann window), sampled every ``dt`` s.
+
+    Returns ``(f_hz, amplitude)``: a sinusoid of amplitude A at a bin frequency reads A (the window's coherent
+    gain, ``sum(w) / n``, divided out).
+    """
+    x = np.asarray(x, float)
+    w = np.hanning(len(x))
+    X = np.fft.rfft((x - x.mean()) * w)
+    amp = 2.0 * np.abs(X) / w.sum()
+    amp[0] *= 0.5
+    return np.fft.rfftfreq(len(x), dt), amp
+
+
+def seat_ride(result, t0: float) -> dict:
+    """The seat's ride figures from a run's recorded series (docs/events.md, "The seat").
+
+    From ``t0`` (the driver's reaching the profile) to the end of the run: the seat's displacement relative to
+    the cab ``seat.rel.z`` (its mean, and RMS and peak about the mean: the vibration about the static sag) and
+    its absolute vertical acceleration ``seat.acc.z`` (RMS and peak |a|, gravity excluded), each with its FFT
+    amplitude spectrum (:func:`amplitude_spectrum`) and the frequency of the spectrum's peak. A fidelity that
+    does not record ``seat.rel.z`` gives it as ``seat.spring.length`` minus the spring's length at rest, the same
+    quantity (both ends of the spring lie on the seat's slide axis; ``rel_source`` says which).
+    """
+    from ..spec.vehicle import SEAT_SPRING_LENGTH
+
+    t = result.t
+    if "seat.rel.z" in result:
+        rel_all, source = result["seat.rel.z"], "seat.rel.z"
+    else:
+        rel_all, source = result["seat.spring.length"] - SEAT_SPRING_LENGTH, "seat.spring.length"
+    acc_all = result["seat.acc.z"]
+    keep = (t >= t0 - 1e-9) & np.isfinite(rel_all) & np.isfinite(acc_all)
+    tt, rel, acc = t[keep], rel_all[keep], acc_all[keep]
+    if len(tt) < 16:
+        raise ValueError(f"ride: only {len(tt)} recorded seat samples after t = {t0:.3f} s; lower output_step")
+    dt = float(np.median(np.diff(tt)))
+    out = {"window_s": [float(tt[0]), float(tt[-1])], "sample_s": dt, "rel_source": source}
+    for key, x, unit in (("rel", rel, "m"), ("acc", acc, "m/s²")):
+        f, A = amplitude_spectrum(x, dt)
+        k = int(np.argmax(A[1:])) + 1 if len(A) > 1 else 0
+        about = x - x.mean() if key == "rel" else x
+        out[key] = {"series": f"seat.{key}.z", "unit": unit, "mean": float(x.mean()),
+                    "rms": float(np.sqrt(np.mean(about ** 2))), "peak": float(np.max(np.abs(about))),
+                    "peak_frequency_hz": float(f[k]), "df_hz": float(f[1]) if len(f) > 1 else None,
+                    "spectrum": {"f_hz": np.round(f, 4).tolist(), "amplitude": [float(a) for a in A], "unit": unit}}
+    step_k = max(1, int(round(0.005 / dt)))
+    out["trace"] = {"t": np.round(tt[::step_k], 4).tolist(), "rel": [float(r) for r in rel[::step_k]],
+                    "acc": [float(a) for a in acc[::step_k]]}
+    return out
+
+
+def _seat_figure(result):
+    """The seat's relative displacement and absolute acceleration against time, and their amplitude spectra."""
+    seat = result["seat"]
+    fig, axes = plots.new_figure(7.0, 7.0, nrows=3)
+    tr = seat["trace"]
+    axes[0].plot(tr["t"], 1000.0 * np.asarray(tr["rel"]), lw=0.8, color="C0")
+    axes[0].set_ylabel("seat.rel.z [mm]")
+    axes[0].set_title(f"{result.get('vehicle', '')} seat, {result['road']} at {result['speed_mps']:g} m/s: "
+                      f"rel RMS {1000 * seat['rel']['rms']:.1f} mm, acc RMS {seat['acc']['rms'] / G:.3f} g, "
+                      f"peak {seat['acc']['peak'] / G:.3f} g", fontsize=9)
+    axes[1].plot(tr["t"], np.asarray(tr["acc"]) / G, lw=0.8, color="C1")
+    axes[1].set_ylabel("seat.acc.z [g]")
+    axes[1].set_xlabel("t [s]")
+    for key, col, scale, lab in (("rel", "C0", 1000.0, "rel [mm]"), ("acc", "C1", 1.0, "acc [m/s²]")):
+        sp = seat[key]["spectrum"]
+        axes[2].semilogy(sp["f_hz"][1:], scale * np.asarray(sp["amplitude"][1:]), lw=1.0, color=col,
+                         label=f"{lab}, peak {seat[key]['peak_frequency_hz']:.2f} Hz")
+    axes[2].set_xlabel("frequency [Hz]")
+    axes[2].set_ylabel("FFT amplitude")
+    axes[2].legend(fontsize=8)
+    for ax in axes:
+        ax.grid(True, alpha=0.3)
+    return fig
 
 
 # ---------------------------------------------------------------------------------------------- registry
@@ -1042,6 +1126,8 @@ def event_figures(result) -> dict:
         axes[1].set_ylabel("PSD [(m/s²)²/Hz]")
         axes[1].grid(True, alpha=0.3, which="both")
         figs["figure"] = fig
+        if result.get("seat"):
+            figs["seat"] = _seat_figure(result)
     else:
         raise ValueError(f"event_figures: unknown event {ev!r}")
     return figs

@@ -170,3 +170,46 @@ def test_seat_spec_round_trips_and_defaults_to_none():
 
     assert loads_spec(dump_toml(s2)) == s2
     assert "seat" not in dump_toml(spec)  # no [seat] table when there is none
+
+
+def test_rel_z_is_along_the_cab_axis_when_the_cab_pitches():
+    # the cab pitches +-0.3 rad at 1 Hz about a pivot 1.5 m from the seat: seat.rel.z (the seat relative to its
+    # place in the cab, along the cab's z axis) equals the spring's extension from its length at rest (both ends
+    # of the spring lie on the seat's slide axis), while the seat's world z swings by ~0.4 m
+    from trackdyn.mbs import RevoluteMotor
+    from trackdyn.spec.vehicle import SEAT_SPRING_LENGTH
+
+    W = 2 * math.pi
+    seat = SeatSpec(mass=M, stiffness=K, damping=300.0, position=(1.5, 0.0, 1.0))
+    m = td.Model()
+    com = np.array([0.0, 0.0, 0.5])
+    ch = m.add_body("chassis", mass=1000.0, inertia=[300.0, 500.0, 600.0], pos=com)
+    m.add_joint(RevoluteMotor(m.ground, ch, point=com, axis=[0, 1, 0], name="pitch",
+                              angle=Profile.function(lambda t: 0.3 * (1 - math.cos(W * t)),
+                                                     lambda t: 0.3 * W * math.sin(W * t),
+                                                     lambda t: 0.3 * W * W * math.cos(W * t))))
+    out = add_seat(m, ch, SimpleNamespace(seat=seat), lambda x, y, z: np.array([x, y, z]), com)
+    df = td.Simulation(m, step=5e-4, output_step=5e-3, providers=[out]).run(t_end=2.0).frame()
+    rel, ext = df["seat.rel.z"].to_numpy(), df["seat.spring.length"].to_numpy() - SEAT_SPRING_LENGTH
+    assert np.ptp(df["seat.pos.z"]) > 0.3 and np.ptp(rel) > 1e-3  # the cab's pitching drives the seat
+    assert np.max(np.abs(rel - ext)) < 1e-9
+
+
+def test_amplitude_spectrum_reads_a_sinusoid_amplitude_and_frequency():
+    from trackdyn.experiments.events import amplitude_spectrum
+
+    dt, n = 0.01, 800  # 8 s; 1.25 Hz lies on a bin (df = 0.125 Hz)
+    t = np.arange(n) * dt
+    f, A = amplitude_spectrum(0.3 + 0.02 * np.sin(2 * math.pi * 1.25 * t), dt)
+    k = int(np.argmax(A[1:])) + 1
+    assert f[k] == pytest.approx(1.25) and A[k] == pytest.approx(0.02, rel=1e-3)
+    assert A[0] < 1e-6  # the mean (0.3) is removed
+
+
+def test_massless_fidelity_refuses_a_seat():
+    from trackdyn.assembly.massless import build_massless
+
+    spec = td.vehicles.get("m113").replace(
+        {"seat": {"mass": 100.0, "stiffness": 1e4, "damping": 600.0, "position": (-1.73, 0.5, 0.9)}})
+    with pytest.raises(ValueError, match=r"seat = .*massless fidelity has no seat"):
+        build_massless(spec)
