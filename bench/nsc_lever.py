@@ -130,12 +130,14 @@ def measure(k, kind="chain", h=1e-3):
     GD = np.empty((nd, 3 * mc))
     rhs = np.zeros(nd + s.nc)
     out = np.empty(nd + s.nc)
-    for i in range(mc):
-        for d in range(3):
-            rhs[:] = 0.0
-            NK.column_rhs(i, d, cs.c_body, cs.c_D, rhs)
-            st.solver.solve(rhs, out)
-            GD[:, 3 * i + d] = out[:nd]
+    unit = np.zeros(3 * mc)
+    for j in range(3 * mc):
+        rhs[:] = 0.0
+        unit[j] = 1.0
+        NK.scatter_Dt(j // 3, j // 3 + 1, cs.c_body, cs.c_D, NK.NO_PERM, unit, rhs)
+        unit[j] = 0.0
+        st.solver.solve(rhs, out)
+        GD[:, j] = out[:nd]
     v_free = st.x[:nd] - st.x_c[:nd]  # x = x_free + x_c of the step just taken
     gamma = np.zeros(3 * mc)
     u = np.empty(3 * mc)

@@ -30,7 +30,15 @@ import numba as nb
 import numpy as np
 
 from ..linsolve._ldl_kernels import supernodal_solve_inplace
-from ._detect import POLY_LINE_KEY, S_BOX, S_CAPSULE, S_CYLINDER, S_POLY, S_SPHERE, S_SPROCKET
+from ._detect import (
+    POLY_LINE_KEY,
+    S_BOX,
+    S_CAPSULE,
+    S_CYLINDER,
+    S_POLY,
+    S_SPHERE,
+    S_SPROCKET,
+)
 from ._kernels import (
     K_DN,
     K_PL,
@@ -325,9 +333,34 @@ def stabilisation(m, c_kind, c_phi, c_un, c_e, h, recovery_speed, bounce_speed, 
         b[3 * i + 2] = 0.0
 
 
+#: ``iperm`` of :func:`scatter_Dt` and :func:`gather_D` for generalized velocities in body order
+NO_PERM = np.zeros(0, np.int64)
+
+
 @jit
-def apply_D(m, c_body, c_D, g, out):
-    """out (3m,) = D g for generalized velocities g (nb, 6)."""
+def scatter_Dt(lo, hi, c_body, c_D, iperm, x, out):
+    """out[p(6b + k)] += (D_iᵀ x_i)[b, k] for the contacts lo..hi-1 (out is not zeroed first); ``p`` is
+    ``iperm`` (generalized velocity -> elimination position of a factorisation), the identity when it is
+    empty (:data:`NO_PERM`)."""
+    perm = iperm.shape[0] > 0
+    for i in range(lo, hi):
+        for side in range(2):
+            b = c_body[i, side]
+            if b < 0:
+                continue
+            o = 6 * side
+            for k in range(6):
+                j = 6 * b + k
+                if perm:
+                    j = iperm[j]
+                out[j] += c_D[i, 0, o + k] * x[3 * i] + c_D[i, 1, o + k] * x[3 * i + 1] + c_D[i, 2, o + k] * x[3 * i + 2]
+
+
+@jit
+def gather_D(m, c_body, c_D, iperm, y, out):
+    """out (3m,) = D y for generalized velocities y (flat, 6 per body) read through ``iperm`` as in
+    :func:`scatter_Dt`."""
+    perm = iperm.shape[0] > 0
     for i in range(m):
         for d in range(3):
             s = 0.0
@@ -337,47 +370,11 @@ def apply_D(m, c_body, c_D, g, out):
                     continue
                 o = 6 * side
                 for k in range(6):
-                    s += c_D[i, d, o + k] * g[b, k]
+                    j = 6 * b + k
+                    if perm:
+                        j = iperm[j]
+                    s += c_D[i, d, o + k] * y[j]
             out[3 * i + d] = s
-
-
-@jit
-def apply_Dt(m, c_body, c_D, gamma, out):
-    """out (nb, 6) = Dᵀ γ (zeroed first)."""
-    for b in range(out.shape[0]):
-        for k in range(6):
-            out[b, k] = 0.0
-    for i in range(m):
-        for side in range(2):
-            b = c_body[i, side]
-            if b < 0:
-                continue
-            o = 6 * side
-            for k in range(6):
-                out[b, k] += (c_D[i, 0, o + k] * gamma[3 * i] + c_D[i, 1, o + k] * gamma[3 * i + 1]
-                              + c_D[i, 2, o + k] * gamma[3 * i + 2])
-
-
-@jit
-def column_rhs(i, d, c_body, c_D, rhs):
-    """rhs[:6 nb] = Dᵀ e_(i, d) (the other entries untouched: zero them once)."""
-    for side in range(2):
-        b = c_body[i, side]
-        if b < 0:
-            continue
-        o = 6 * side
-        for k in range(6):
-            rhs[6 * b + k] = c_D[i, d, o + k]
-
-
-@jit
-def clear_column(i, c_body, rhs):
-    for side in range(2):
-        b = c_body[i, side]
-        if b < 0:
-            continue
-        for k in range(6):
-            rhs[6 * b + k] = 0.0
 
 
 @jit
@@ -554,27 +551,25 @@ def delassus_apply(m, c_body, c_D, N, fac, work, x, out):
     iperm, X, Dg, flag, n_sn, sn_w, sn_nr, sn_start, sn_off, e_ptr, e_size, e_gstart, e_row = fac
     for k in range(work.shape[0]):
         work[k] = 0.0
-    for i in range(m):
-        for side in range(2):
-            b = c_body[i, side]
-            if b < 0:
-                continue
-            o = 6 * side
-            for k in range(6):
-                work[iperm[6 * b + k]] += (c_D[i, 0, o + k] * x[3 * i] + c_D[i, 1, o + k] * x[3 * i + 1]
-                                           + c_D[i, 2, o + k] * x[3 * i + 2])
+    scatter_Dt(0, m, c_body, c_D, iperm, x, work)
     supernodal_solve_inplace(X, Dg, flag, n_sn, sn_w, sn_nr, sn_start, sn_off, e_ptr, e_size, e_gstart, e_row, work)
-    for i in range(m):
-        for d in range(3):
-            s = 0.0
-            for side in range(2):
-                b = c_body[i, side]
-                if b < 0:
-                    continue
-                o = 6 * side
-                for k in range(6):
-                    s += c_D[i, d, o + k] * work[iperm[6 * b + k]]
-            out[3 * i + d] = s
+    gather_D(m, c_body, c_D, iperm, work, out)
+
+
+@jit
+def delassus_columns(m, c_body, c_D, fac, work, unit, N):
+    """N (3m, 3m) = D G Dᵀ, one factorised solve per column (``fac``, ``work`` as :func:`delassus_apply`;
+    ``unit`` (3m,) zeros, returned as zeros)."""
+    iperm, X, Dg, flag, n_sn, sn_w, sn_nr, sn_start, sn_off, e_ptr, e_size, e_gstart, e_row = fac
+    for col in range(3 * m):
+        for k in range(work.shape[0]):
+            work[k] = 0.0
+        unit[col] = 1.0
+        scatter_Dt(col // 3, col // 3 + 1, c_body, c_D, iperm, unit, work)
+        unit[col] = 0.0
+        supernodal_solve_inplace(X, Dg, flag, n_sn, sn_w, sn_nr, sn_start, sn_off, e_ptr, e_size, e_gstart, e_row,
+                                 work)
+        gather_D(m, c_body, c_D, iperm, work, N[:, col])
 
 
 @jit

@@ -76,7 +76,6 @@ from ..contact import _nsc_kernels as NK
 from ..contact.nsc import NscContact
 from ..contact.nsc_solvers import _NO_N, CCP_SOLVERS, solve_ccp
 from ..linsolve import DirectSolver, make_solver
-from ..linsolve._ldl_kernels import supernodal_solve_inplace
 from ..mbs.model import State
 from ._kernels import euler_rhs, mass_times
 from .base import Integrator, StepFailed
@@ -90,35 +89,6 @@ def _add_left_out(rhs, hh, Kxv):
     for b in range(Kxv.shape[0]):
         for k in range(6):
             rhs[6 * b + k] += hh * Kxv[b, k]
-
-
-@nb.njit(cache=True, _nrt=False)
-def _solve_columns(m, c_body, c_D, iperm, X, Dg, flag, n_sn, sn_w, sn_nr, sn_start, sn_off, e_ptr, e_size,
-                   e_gstart, e_row, work, N):
-    """N = D G Dᵀ (3m, 3m), one factorised solve per column. G is the velocity block of the factorised
-    saddle-point matrix's inverse (iperm: unknown -> elimination position; ``work`` (n,) scratch)."""
-    for col in range(3 * m):
-        for k in range(work.shape[0]):
-            work[k] = 0.0
-        i = col // 3
-        for side in range(2):
-            b = c_body[i, side]
-            if b < 0:
-                continue
-            for k in range(6):
-                work[iperm[6 * b + k]] += c_D[i, col % 3, 6 * side + k]
-        supernodal_solve_inplace(X, Dg, flag, n_sn, sn_w, sn_nr, sn_start, sn_off, e_ptr, e_size, e_gstart, e_row,
-                                 work)
-        for j in range(m):
-            for d in range(3):
-                acc = 0.0
-                for side in range(2):
-                    b = c_body[j, side]
-                    if b < 0:
-                        continue
-                    for k in range(6):
-                        acc += c_D[j, d, 6 * side + k] * work[iperm[6 * b + k]]
-                N[3 * j + d, col] = acc
 
 
 class NscEuler(Integrator):
@@ -187,7 +157,6 @@ class NscEuler(Integrator):
         self.x_c = np.zeros(self.nd + nc)  # the contact impulses' part of the solution
         self.crhs = np.zeros(self.nd + nc)
         self.Mv = np.zeros((nb_, 6))
-        self.g = np.zeros((nb_, 6))
         self._no_secant = np.zeros(0)
         self.counters["contact_iterations"] = 0
         self.counters["contact_products"] = 0
@@ -224,19 +193,19 @@ class NscEuler(Integrator):
         cs = self.contact
         n3 = 3 * m
         N = np.empty((n3, n3))
+        unit = np.zeros(n3)
         if self._fac is not None:
-            _solve_columns(m, cs.c_body, cs.c_D, *self._fac, self._work, N)
+            NK.delassus_columns(m, cs.c_body, cs.c_D, self._fac, self._work, unit, N)
             return 0.5 * (N + N.T)
-        rhs = self.crhs
-        rhs[:] = 0.0
         col = np.empty(n3)
-        for i in range(m):
-            for d in range(3):
-                NK.column_rhs(i, d, cs.c_body, cs.c_D, rhs)
-                self._solve()
-                NK.apply_D(m, cs.c_body, cs.c_D, self.x_c[:self.nd].reshape(-1, 6), col)
-                N[:, 3 * i + d] = col
-            NK.clear_column(i, cs.c_body, rhs)
+        for j in range(n3):
+            self.crhs[:] = 0.0
+            unit[j] = 1.0
+            NK.scatter_Dt(j // 3, j // 3 + 1, cs.c_body, cs.c_D, NK.NO_PERM, unit, self.crhs)
+            unit[j] = 0.0
+            self._solve()
+            NK.gather_D(m, cs.c_body, cs.c_D, NK.NO_PERM, self.x_c, col)
+            N[:, j] = col
         return 0.5 * (N + N.T)
 
     # ------------------------------------------------------------------ the step
@@ -290,7 +259,7 @@ class NscEuler(Integrator):
             b = np.empty(n3)
             NK.stabilisation(m, cs.c_kind, cs.c_phi, cs.c_un, cs.c_e, h, cs.recovery_speed, cs.bounce_speed, b)
             r = np.empty(n3)
-            NK.apply_D(m, cs.c_body, cs.c_D, self.x[:self.nd].reshape(-1, 6), r)
+            NK.gather_D(m, cs.c_body, cs.c_D, NK.NO_PERM, self.x, r)
             r += b
             eta = np.empty(m)
             NK.block_scale(m, cs.c_body, cs.c_D, cs.mass, cs.inv_inertia, eta)
@@ -369,9 +338,8 @@ class NscEuler(Integrator):
             self.counters["friction_iterations"] += outer
             self.last["friction_iterations"] = outer
             # the impulses' velocity and multiplier increments
-            NK.apply_Dt(m, cs.c_body, cs.c_D, gamma, self.g)
-            self.crhs[:self.nd] = self.g.ravel()
-            self.crhs[self.nd:] = 0.0
+            self.crhs[:] = 0.0
+            NK.scatter_Dt(0, m, cs.c_body, cs.c_D, NK.NO_PERM, gamma, self.crhs)
             self._solve()
             self.x += self.x_c
         t7 = clk()

@@ -223,7 +223,7 @@ def test_jacobian_rows_against_finite_differences(seed):
     keys, m = _detect(system, nsc, q, v)
     assert m >= 4
     Dv = np.empty(3 * m)
-    NK.apply_D(m, nsc.c_body, nsc.c_D, v, Dv)
+    NK.gather_D(m, nsc.c_body, nsc.c_D, NK.NO_PERM, v.ravel(), Dv)
     frames, points, bodies = nsc.c_frame[:m].copy(), nsc.c_point[:m].copy(), nsc.c_body[:m].copy()
     pos, R = system.kin.pos.copy(), system.kin.R.copy()
     # material point velocities
