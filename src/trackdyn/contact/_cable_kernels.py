@@ -35,8 +35,9 @@ def _tanh_over(s, vs):
 
 @jit
 def cable_contact(elem_body, pt_s, pt_sx, sign, top, bottom, pos, vel, R, omega_w,
-                  wheel_body, wheel_radius, wheel_axis_b, wheel_half, wheel_par, ground_z, ground_par, lat_body, lat_axis_b,
-                  f, Kpp, n_active, point_force, wheel_force, ground_force, pt_P, wheel_hits, Kw):
+                  wheel_body, wheel_radius, wheel_axis_b, wheel_half, wheel_par, ground_z, ground_par, lat_body,
+                  lat_axis_b, f, Kpp, n_active, point_force, wheel_force, ground_force, pt_P, wheel_hits, Kw,
+                  pt_pin, sp_body, sp_par, sp_law, sp_force):
     """Contact forces of every element's points (``pt_s``, ``pt_sx``: (n_pt, 4) shape-function weights of
     the element's bodies [node_a, grad_a, node_b, grad_b] for P and r_x) with the wheels and the ground.
 
@@ -48,12 +49,22 @@ def cable_contact(elem_body, pt_s, pt_sx, sign, top, bottom, pos, vel, R, omega_
     the reactions per wheel ``wheel_force`` (n_w, 3, world, on the wheel) and on the ground
     ``ground_force`` (3); ``pt_P`` (n_el, n_pt, 3) the points; ``wheel_hits`` (n_el, n_pt, n_hit) the bodies
     of the wheels a point touches (-1 after the last; contacts beyond n_hit are dropped) and ``Kw`` (n_el,
-    n_pt, n_hit, 3, 3) each one's ``∂F/∂P`` (for the terms :func:`cable_contact_scatter` leaves out). ``wheel_par``/``ground_par``: (k, c, μ, v_s); a ground stiffness of 0: no ground.
+    n_pt, n_hit, 3, 3) each one's ``∂F/∂P`` (for the terms :func:`cable_contact_scatter` leaves out).
+    ``wheel_par``/``ground_par``: (k, c, μ, v_s); a ground stiffness of 0: no ground.
+
+    Sprockets (``sp_body`` (n_s,), ``sp_par`` (n_s, 6): teeth, arc-centre radius, arc radius, phase, half
+    width, pin radius; ``sp_law`` (n_s, 4)) act on the points flagged in ``pt_pin`` (the pins) through the
+    tooth gaps of :class:`~trackdyn.contact.shapes.Sprocket` (gap k centred at body angle phase + 2πk/n
+    from -z towards +x, a concave arc): a pin of radius r inside the nearest gap's arc circle presses on
+    it by ``δ = d + r - R_arc`` (d its distance from the arc's centre), the force pushing it back towards
+    the centre; the reaction on the sprocket sums into ``sp_force`` (n_s, 3). The tooth tips between the
+    gaps are not modelled (a pin leaving its gap meets nothing).
     """
     n_el = elem_body.shape[0]
     n_pt = pt_s.shape[0]
     wheel_force[:] = 0.0
     ground_force[:] = 0.0
+    sp_force[:] = 0.0
     for e in range(n_el):
         for p in range(n_pt):
             P = np.zeros(3)
@@ -119,7 +130,8 @@ def cable_contact(elem_body, pt_s, pt_sx, sign, top, bottom, pos, vel, R, omega_
                     wheel_force[w, i] -= Fw[i]
                     for j in range(3):
                         dij = 1.0 if i == j else 0.0
-                        # ∂(f_n n)/∂P with f_n's stiffness and n's turning about the axis: -k n nᵀ + f_n/d (I - n nᵀ - a aᵀ)
+                        # ∂(f_n n)/∂P with f_n's stiffness and n's turning about the axis:
+                        # -k n nᵀ + f_n/d (I - n nᵀ - a aᵀ)
                         # friction through f_n's stiffness and damping: μ φ v_t (k n)ᵀ and μ φ v_t (c n)ᵀ
                         kx = -k * n[i] * n[j] + fn / d * (dij - n[i] * n[j] - a[i] * a[j]) \
                             + mu * k * phi * vt[i] * n[j]
@@ -140,6 +152,76 @@ def cable_contact(elem_body, pt_s, pt_sx, sign, top, bottom, pos, vel, R, omega_
                 f[bw, 3] += sb[1] * Fb[2] - sb[2] * Fb[1]
                 f[bw, 4] += sb[2] * Fb[0] - sb[0] * Fb[2]
                 f[bw, 5] += sb[0] * Fb[1] - sb[1] * Fb[0]
+                count += 1
+                hits += 1
+            # the sprockets' tooth gaps on the pins
+            for q in range(sp_body.shape[0] if pt_pin[p] else 0):
+                if hits == wheel_hits.shape[2]:
+                    break
+                bs = sp_body[q]
+                dP = P - pos[bs]
+                pb = np.zeros(3)
+                for i in range(3):
+                    pb[i] = R[bs, 0, i] * dP[0] + R[bs, 1, i] * dP[1] + R[bs, 2, i] * dP[2]
+                if abs(pb[1]) > sp_par[q, 4]:
+                    continue
+                n_t = sp_par[q, 0]
+                pitch = 2.0 * math.pi / n_t
+                phi = math.atan2(pb[0], -pb[2])
+                kq = round((phi - sp_par[q, 3]) / pitch)
+                phik = sp_par[q, 3] + kq * pitch
+                cb = np.array([sp_par[q, 1] * math.sin(phik), pb[1], -sp_par[q, 1] * math.cos(phik)])
+                C = pos[bs] + R[bs] @ cb
+                a = np.array([R[bs, 0, 1], R[bs, 1, 1], R[bs, 2, 1]])
+                rp = P - C
+                rp = rp - (rp[0] * a[0] + rp[1] * a[1] + rp[2] * a[2]) * a
+                d = math.sqrt(rp[0] ** 2 + rp[1] ** 2 + rp[2] ** 2)
+                Rarc = sp_par[q, 2]
+                delta = d + sp_par[q, 5] - Rarc
+                if d >= Rarc or delta <= 0.0 or d < 1e-12:
+                    continue
+                nF = -rp / d  # the force on the pin, back towards the arc's centre
+                xc = C + Rarc * (rp / d)
+                ow = omega_w[bs]
+                rc = xc - pos[bs]
+                vw = vel[bs] + np.array([ow[1] * rc[2] - ow[2] * rc[1], ow[2] * rc[0] - ow[0] * rc[2],
+                                         ow[0] * rc[1] - ow[1] * rc[0]])
+                vr = V - vw
+                vn = vr[0] * nF[0] + vr[1] * nF[1] + vr[2] * nF[2]
+                k, cdamp, mu, vs = sp_law[q, 0], sp_law[q, 1], sp_law[q, 2], sp_law[q, 3]
+                fn = k * delta - cdamp * vn
+                if fn <= 0.0:
+                    continue
+                wheel_hits[e, p, hits] = bs
+                vt = vr - vn * nF
+                s_ = math.sqrt(vt[0] ** 2 + vt[1] ** 2 + vt[2] ** 2)
+                phi_t, dphis = _tanh_over(s_, vs)
+                Fs = fn * nF - mu * fn * phi_t * vt
+                F += Fs
+                for i in range(3):
+                    sp_force[q, i] -= Fs[i]
+                    for j in range(3):
+                        dij = 1.0 if i == j else 0.0
+                        # ∂δ/∂P = -nF as for a wheel; the concave arc turns nF the other way:
+                        # -f_n/d (I - n nᵀ - a aᵀ)
+                        kx = -k * nF[i] * nF[j] - fn / d * (dij - nF[i] * nF[j] - a[i] * a[j]) \
+                            + mu * k * phi_t * vt[i] * nF[j]
+                        Kx[i, j] += kx
+                        Kw[e, p, hits, i, j] = kx
+                        Kv[i, j] += -cdamp * nF[i] * nF[j] - mu * fn * (phi_t * (dij - nF[i] * nF[j])
+                                                                       + dphis * vt[i] * vt[j]) \
+                            + mu * cdamp * phi_t * vt[i] * nF[j]
+                Fb = np.zeros(3)
+                sb = np.zeros(3)
+                for i in range(3):
+                    for c in range(3):
+                        Fb[i] -= R[bs, c, i] * Fs[c]
+                        sb[i] += R[bs, c, i] * rc[c]
+                for i in range(3):
+                    f[bs, i] -= Fs[i]
+                f[bs, 3] += sb[1] * Fb[2] - sb[2] * Fb[1]
+                f[bs, 4] += sb[2] * Fb[0] - sb[0] * Fb[2]
+                f[bs, 5] += sb[0] * Fb[1] - sb[1] * Fb[0]
                 count += 1
                 hits += 1
             # the ground (flat, z = ground_z): the pads look down

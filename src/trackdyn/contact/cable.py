@@ -8,8 +8,10 @@ inner face lies ``top`` from the pin line towards the wheels and its pad ``botto
 The cable side's stiffness, damping and friction Jacobians enter the Newton matrix in the cable's own
 coupling blocks; the wheels' side stays out of the matrix with its position terms in ``Kxv``.
 
-Recorded: ``NAME.ground.force.{x,y,z}`` (the cable's load on the ground, world) and, per wheel body ``W``,
-``NAME.W.force.{x,y,z}`` (the cable's load on the wheel).
+Sprockets (:class:`CableSprocket`) act on the pin points (ξ = 0) through their tooth gaps.
+
+Recorded: ``NAME.ground.force.{x,y,z}`` (the cable's load on the ground, world) and, per wheel or sprocket
+body ``W``, ``NAME.W.force.{x,y,z}`` (the cable's load on it).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import numpy as np
 from ..formulations import _ancf_kernels as AK
 from . import _cable_kernels as CK
 
-__all__ = ["CableContact", "CableWheel"]
+__all__ = ["CableContact", "CableSprocket", "CableWheel"]
 
 #: contacts a point can have with wheels at once (a pin between two wheels, or a wheel's rim and the next)
 MAX_WHEELS_PER_POINT = 2
@@ -35,6 +37,22 @@ class CableWheel:
         self.body, self.radius, self.half_width = body, float(radius), float(half_width)
         a = np.asarray(axis, float)
         self.axis = a / np.linalg.norm(a)
+        self.law = tuple(float(x) for x in law)
+
+
+class CableSprocket:
+    """A sprocket's tooth gaps on a body, acting on the cable's pin points (ξ = 0): the body's name, the
+    :class:`~trackdyn.contact.shapes.Sprocket` profile (teeth, arc-centre radius, arc radius, phase; the
+    gaps' axis the body's y), the half width (m) over which it acts, the pins' radius (m) and the
+    Kelvin-Voigt law ``(k, c, μ, v_s)``."""
+
+    def __init__(self, body: str, teeth: int, arc_centre_radius: float, arc_radius: float, pin_radius: float,
+                 law, phase: float = 0.0, half_width: float = 0.5):
+        if not (int(teeth) >= 3 and arc_radius > pin_radius > 0 and arc_centre_radius > 0 and half_width > 0):
+            raise ValueError(f"CableSprocket {body!r}: need teeth >= 3, arc_radius > pin_radius > 0, "
+                             "arc_centre_radius > 0, half_width > 0")
+        self.body = body
+        self.par = np.array([int(teeth), arc_centre_radius, arc_radius, phase, half_width, pin_radius], float)
         self.law = tuple(float(x) for x in law)
 
 
@@ -58,10 +76,11 @@ class CableContact:
     """
 
     def __init__(self, cable, wheels=(), ground=None, top: float = 0.0, bottom: float = 0.0,
-                 lateral=(None, (0.0, 1.0, 0.0)), xi=(0.0, 0.5), name: str = "cable-contact"):
+                 lateral=(None, (0.0, 1.0, 0.0)), xi=(0.0, 0.5), name: str = "cable-contact", sprockets=()):
         self.cable = cable
         self.name = name
         self.wheels = list(wheels)
+        self.sprockets = list(sprockets)
         self.top, self.bottom = float(top), float(bottom)
         mesh = cable.mesh
         if np.ptp(mesh.length) > 1e-9 * mesh.length.max():
@@ -78,11 +97,13 @@ class CableContact:
         self.ground_z = 0.0 if ground is None else float(ground[0])
         self.ground_par = np.zeros(4) if ground is None else np.array([float(v) for v in ground[1]])
         self._lateral = lateral
-        # the loop's orientation about the lateral axis (its signed area), for the inner normal's sign
+        # the inner normal t x a points into a loop that turns clockwise about a (Σ P_k x P_k+1 · a < 0: the
+        # track seen from its left, running rearward on top); an open cable's inner face is t x a
         a = np.asarray(lateral[1], float)
         P = mesh.q0[:, :3]
-        area = np.sum(np.cross(P, np.roll(P, -1, axis=0)) @ a) if mesh.conn[-1, 1] == mesh.conn[0, 0] else 1.0
-        self.sign = 1.0 if area >= 0 else -1.0
+        closed = mesh.conn[-1, 1] == mesh.conn[0, 0]
+        area = np.sum(np.cross(P, np.roll(P, -1, axis=0)) @ a) if closed else -1.0
+        self.sign = 1.0 if area <= 0 else -1.0
         n_el, n_pt = mesh.n_el, len(xi)
         self.Kpp = np.zeros((n_el, n_pt, 2, 3, 3))
         self.n_active = np.zeros((n_el, n_pt), dtype=np.int64)
@@ -91,6 +112,10 @@ class CableContact:
         self.wheel_hits = np.full((n_el, n_pt, MAX_WHEELS_PER_POINT), -1, dtype=np.int64)
         self.Kw = np.zeros((n_el, n_pt, MAX_WHEELS_PER_POINT, 3, 3))
         self.wheel_force = np.zeros((len(self.wheels), 3))
+        self.pt_pin = np.array([x == 0.0 for x in xi], dtype=np.bool_)
+        self.sp_par = np.array([sp.par for sp in self.sprockets]).reshape(-1, 6)
+        self.sp_law = np.array([sp.law for sp in self.sprockets]).reshape(-1, 4)
+        self.sp_force = np.zeros((len(self.sprockets), 3))
         self.ground_force = np.zeros(3)
 
     # -- provider protocol
@@ -108,6 +133,7 @@ class CableContact:
         self.wheel_axis_b = np.array([w.axis for w in self.wheels]).reshape(-1, 3)
         self.wheel_half = np.array([w.half_width for w in self.wheels])
         self.wheel_par = np.array([w.law for w in self.wheels]).reshape(-1, 4)
+        self.sp_body = np.array([idx[sp.body] for sp in self.sprockets], dtype=np.int64)
         body, axis = self._lateral
         self.lat_body = -1 if body is None else idx[body]
         self.lat_axis_b = np.asarray(axis, float)
@@ -121,7 +147,7 @@ class CableContact:
                          k.R, k.omega_w, self.wheel_body, self.wheel_radius, self.wheel_axis_b, self.wheel_half,
                          self.wheel_par, self.ground_z, self.ground_par, self.lat_body, self.lat_axis_b, ctx.f,
                          self.Kpp, self.n_active, self.point_force, self.wheel_force, self.ground_force, self.pt_P,
-                         self.wheel_hits, self.Kw)
+                         self.wheel_hits, self.Kw, self.pt_pin, self.sp_body, self.sp_par, self.sp_law, self.sp_force)
         if ctx.data is None:
             return
         CK.cable_contact_scatter(self.elem_body, self.pt_s, self.Kpp, self.n_active, self.wheel_hits, self.Kw,
@@ -136,4 +162,7 @@ class CableContact:
         for w, wh in enumerate(self.wheels):
             for a, ax in enumerate("xyz"):
                 out[f"{self.name}.{wh.body}.force.{ax}"] = (self.wheel_force[:, a], w)
+        for q, sp in enumerate(self.sprockets):
+            for a, ax in enumerate("xyz"):
+                out[f"{self.name}.{sp.body}.force.{ax}"] = (self.sp_force[:, a], q)
         return out

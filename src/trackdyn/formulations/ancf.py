@@ -22,14 +22,12 @@ of *vector* coordinates after the bodies' in :mod:`.absolute` (``q = [bodies
 ; nodes]``, advanced additively, with eq. 18's consistent mass block), which
 remains the planned form.
 
-Why the ``ancf`` vehicle fidelity is not registered yet (docs/joints/ancf.md):
-the vehicle needs the cable's contact with the wheels, idler, sprocket teeth
-and ground on points of the cable mapped by ``S(x)`` (the shoe's pad and pin
-points; the body-shape contact of :mod:`trackdyn.contact` cannot carry them,
-the node bodies' orientation being idle), the sprocket's drive through that
-contact, and the loop's builder on the shared running gear; until those exist
-and the settled APC is validated, ``--fidelity ancf`` is refused as an unknown
-fidelity (naming the registered ones).
+The vehicle: :mod:`trackdyn.assembly.ancf_track` builds the APC on cable
+loops with their contact (:mod:`trackdyn.contact.cable`). Why the ``ancf``
+fidelity is not registered yet (docs/joints/ancf.md): the sprocket meets the
+cable as a circle (friction drive, no teeth), and one element per shoe
+wrapped 0.6 rad carries a spurious axial force; ``--fidelity ancf`` is
+refused as an unknown fidelity (naming the registered ones).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import trackdyn as td
-from trackdyn.contact.cable import CableContact, CableWheel
+from trackdyn.contact.cable import CableContact, CableSprocket, CableWheel
 from trackdyn.formulations.absolute import AbsoluteSystem
 from trackdyn.formulations.ancf import STEEL, CableForces, CableMesh
 
@@ -192,3 +192,69 @@ def test_a_taut_cable_over_a_wheel_loads_it_with_twice_the_tension_times_sine():
     assert T == pytest.approx(T0, rel=0.05)  # the strands carry about the pre-tension (the points sink F/k)
     assert load == pytest.approx(-2 * T * math.sin(alpha), rel=0.02)
     assert abs(res["cable-contact.wheel.force.x"][-1]) < 0.01 * abs(load)  # symmetric
+
+
+def _pin_in_gap(law=(2e7, 2e3, 0.0, 0.01), gravity=(0.0, 0.0, 9.81), area=2e-4, along=(0.0, 0.0, 1.0)):
+    """A one-element cable (0.3 m, 2 cm² of steel) whose node 0 is a pin in gap 0 of a fixed APC sprocket
+    profile (10 teeth, gap arcs of 0.089 m centred 0.3 m out at -z, pin radius 0.015 m at 0.245 m), lying
+    ``along`` from it, free otherwise, under ``gravity`` (+z: the cable hangs from its pin towards the
+    sprocket's axis, pulling the pin into the gap's root)."""
+    p0 = np.array([0.0, 0.0, -0.245])
+    t = np.asarray(along, float)
+    p1 = p0 + 0.3 * t
+    mesh = CableMesh(np.array([np.r_[p0, t], np.r_[p1, t]]), [[0, 1]], area, 1e-12)
+    m = td.Model(gravity=gravity)
+    cf = CableForces(mesh, "c").add_to(m)
+    sp = m.add_body("sprocket", mass=400.0, inertia=[12.0, 14.0, 12.0], pos=[0, 0, 0])
+    m.add_joint(td.Fixed(m.ground, sp, point=[0, 0, 0], name="axle"))
+    teeth = CableSprocket("sprocket", 10, 0.3, 0.089, 0.015, law, half_width=0.2)
+    cc = CableContact(cf, [], sprockets=[teeth], xi=(0.0,))
+    return m, cf, cc, AbsoluteSystem(m, providers=[cf, cc])
+
+
+def test_a_pulled_pin_rests_in_its_tooth_gap_root():
+    m, cf, cc, s = _pin_in_gap()
+    sim = td.Simulation(m, integrator="euler-implicit-linearized", step=1e-4, output_step=0.01, system=s)
+    res = sim.run(0.3)
+    F = np.array([res[f"cable-contact.sprocket.force.{a}"][-1] for a in "xyz"])
+    x, z = res["c.node[0].pos.x"][-1], res["c.node[0].pos.z"][-1]
+    # the pin went into the gap's root, 0.089 - 0.015 above the arc's centre (0, -0.3), sunk by F/k ≈ 6 µm
+    assert x == pytest.approx(0.0, abs=1e-6) and z == pytest.approx(-0.3 + 0.074, abs=2e-5)
+    # the sprocket carries the whole cable's weight (pulling along +z)
+    W = STEEL.rho * 2e-4 * 0.3 * 9.81
+    assert F[2] == pytest.approx(W, rel=0.005) and abs(F[0]) < 1e-6 * W
+
+
+def test_the_tooth_gap_matrix_is_its_jacobian():
+    m, cf, cc, s = _pin_in_gap(law=(2e7, 0.0, 0.0, 0.01), along=(1.0, 0.0, 0.0))
+    st = s.initial_state()
+    node = s.body_names.index(cf.node_names[0])
+    q0 = st.q.copy()
+    q0[node, :3] = [0.06, 0.0, -0.3 + 0.046]  # 0.0762 from the arc's centre: 2.2 mm into the flank
+    v = st.v.copy()
+
+    def forces(q, cK=0.0, data=None):
+        s.update_kinematics(q, v)
+        d = np.zeros(s.pattern.nnz) if data is None else data
+        return s.eval_forces(0.0, v, cK, 0.0, d, st).copy()
+
+    forces(q0)
+    assert cc.n_active.sum() == 1
+    cc_k = cc.sp_law.copy()
+    data, data0 = np.zeros(s.pattern.nnz), np.zeros(s.pattern.nnz)
+    forces(q0, 1.0, data)
+    cc.sp_law[:, 0] = 0.0
+    forces(q0, 1.0, data0)
+    cc.sp_law[:] = cc_k
+    eps = 1e-8
+    for c in range(3):
+        qp, qm = q0.copy(), q0.copy()
+        qp[node, c] += eps
+        qm[node, c] -= eps
+        col = (forces(qp) - forces(qm))[node, :3] / (2 * eps)
+        cc.sp_law[:, 0] = 0.0
+        col -= (forces(qp) - forces(qm))[node, :3] / (2 * eps)
+        cc.sp_law[:] = cc_k
+        for r in range(3):
+            sl = s.pattern.slots(6 * node + c, 6 * node + r)
+            assert -(data[sl] - data0[sl]) == pytest.approx(col[r], rel=1e-4, abs=1.0)
