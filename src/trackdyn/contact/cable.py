@@ -18,13 +18,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..formulations import _ancf_kernels as AK
 from . import _cable_kernels as CK
 
 __all__ = ["CableContact", "CableSprocket", "CableWheel"]
 
 #: contacts a point can have with wheels at once (a pin between two wheels, or a wheel's rim and the next)
 MAX_WHEELS_PER_POINT = 2
+
+
+def _hermite(xi: float, l: float) -> tuple[np.ndarray, np.ndarray]:
+    """The cable element's shape functions s1..s4 at ξ and their x-derivatives (wallin-shabana-2013 eq. 16;
+    the element's own kernels live in :mod:`trackdyn.formulations`, a layer above this one)."""
+    s = np.array([1 - 3 * xi**2 + 2 * xi**3, l * (xi - 2 * xi**2 + xi**3), 3 * xi**2 - 2 * xi**3, l * (xi**3 - xi**2)])
+    sx = np.array([6 * (xi**2 - xi) / l, 1 - 4 * xi + 3 * xi**2, 6 * (xi - xi**2) / l, 3 * xi**2 - 2 * xi])
+    return s, sx
 
 
 class CableWheel:
@@ -91,9 +98,7 @@ class CableContact:
         for p, x in enumerate(xi):
             if not 0.0 <= x < 1.0:
                 raise ValueError(f"CableContact: xi = {x!r}: expected [0, 1)")
-            s, sx, _ = AK.hermite(float(x), l)
-            self.pt_s[p] = s
-            self.pt_sx[p] = sx
+            self.pt_s[p], self.pt_sx[p] = _hermite(float(x), l)
         self.ground_z = 0.0 if ground is None else float(ground[0])
         self.ground_par = np.zeros(4) if ground is None else np.array([float(v) for v in ground[1]])
         self._lateral = lateral
