@@ -7,7 +7,10 @@ arms on revolutes with a torsion bar (RSDA with jounce/rebound stops from a
 table) and optional vertical dampers (TSDA with the force-velocity table);
 road wheels on revolutes to the arms (a ``rigid`` suspension: on revolutes to
 the chassis, no arms); support rollers on revolutes; single-pin shoes joined
-by revolutes about y with a bending RSDA between neighbours.
+by revolutes about y with a bending RSDA between neighbours; with a
+``[seat]``, the seat on a prismatic joint and a spring-damper
+(:mod:`trackdyn.assembly.seat`; its ``seat.rel.z`` provider in
+``VehicleModel.providers``).
 
 Names follow DESIGN.md: ``chassis``, ``left.sprocket``, ``left.idler``,
 ``left.carrier``, ``left.arm[k]``, ``left.roadwheel[k]``, ``left.roller[k]``,
@@ -26,6 +29,7 @@ import numpy as np
 from ..math.quaternion import quat_from_axis_angle
 from ..mbs import RSDA, TSDA, Fixed, Model, Prismatic, Revolute
 from .geometry import ClosedTrack, GeometryError, check_layout, close_track, side_layout, sprocket_mesh_angle
+from .seat import add_seat
 
 __all__ = ["VehicleModel", "SideInfo", "build_vehicle", "vehicle_geometry", "VehicleGeometry", "add_sprocket",
            "add_running_gear", "track_pins"]
@@ -215,9 +219,10 @@ def build_vehicle(spec, origin=(0.0, 0.0, 0.0), geometry: VehicleGeometry | None
                                anchor if anchor is not None else np.full(3, np.nan))
     m.add_marker("driver", chassis, W(*ch.driver_position))
     drv = np.asarray(ch.driver_position) - np.asarray(ch.com)
+    seat = add_seat(m, chassis, spec, W, ch.com)  # spec.seat: body "seat" on a prismatic + TSDA (assembly/seat.py)
     if speed:
         _set_speed(m, spec, geo, sides, float(speed))
-    return VehicleModel(spec, m, geo, sides, O, drv)
+    return VehicleModel(spec, m, geo, sides, O, drv, providers=[seat] if seat is not None else [])
 
 
 def track_pins(vm: VehicleModel) -> list:
