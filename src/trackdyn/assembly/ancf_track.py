@@ -112,7 +112,8 @@ def _law(ms) -> tuple:
 
 #: how the sprocket meets the cable: "circle" (its pin circle, friction only: the settled figures of
 #: tests/integration/test_ancf_vehicle.py) or "teeth" (its tooth gaps on the pin points; the APC on them did not
-#: settle yet: 6-15 mm/s at 1.5 s, tensioners at 5.4 / 7.7 kN against 14.8 kN on the circle)
+#: settle yet: 6-15 mm/s at 1.5 s, tensioners at 5.4 / 7.7 kN against 15.0 / 15.6 kN on the circle, the cable
+#: bowing between pins that sink into the gap roots, 0.225-0.233 m against the 0.249 m pitch circle)
 SPROCKET_CONTACTS = ("circle", "teeth")
 
 
