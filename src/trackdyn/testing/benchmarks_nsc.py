@@ -31,14 +31,16 @@ __all__ = ["m113_flat_nsc"]
 @bench("m113-flat-nsc")
 def m113_flat_nsc(t_end: float = 2.0, step: float = 1e-3, settle: float = 0.5, contact_solver: str = "apgd",
                   contact_tolerance: float = 1e-5, friction: str = "coulomb", warm_start: bool = True,
-                  output_step: float = 0.01, results: list | None = None) -> dict:
+                  contact_max_iterations: int = 5000, output_step: float = 0.01, results: list | None = None) -> dict:
     """Cruise at 4.2 m/s on flat ground under NSC: ``t_end`` s after ``settle`` s, step ``step``.
 
     ``contact_tolerance`` (m/s) is the contact solver's stopping residual (natural map, docs/contact-nsc.md),
-    ``contact_solver`` one of ``"apgd"``, ``"bb"``, ``"psor"``, ``friction`` ``"coulomb"`` or ``"anitescu"``.
+    ``contact_solver`` one of ``"apgd"``, ``"bb"``, ``"psor"``, ``friction`` ``"coulomb"`` or ``"anitescu"``;
+    ``contact_max_iterations`` the solver's cap per solve (5000: with 1000, 4 of 20 Anitescu steps of APGD
+    stopped above 1e-5 m/s, bench/README.md).
     """
     options = {"contact.method": "nsc", "contact_solver": contact_solver, "contact_tolerance": contact_tolerance,
-               "friction": friction, "warm_start": warm_start}
+               "friction": friction, "warm_start": warm_start, "contact_max_iterations": contact_max_iterations}
     t0 = time.perf_counter()
     prep = BV.settled_cruise(settle, step, output_step=output_step, options=options)
     settle_wall = time.perf_counter() - t0
@@ -63,7 +65,8 @@ def m113_flat_nsc(t_end: float = 2.0, step: float = 1e-3, settle: float = 0.5, c
     }
     s = prep.sim.system
     out = {"benchmark": "m113-flat-nsc", "integrator": it.name, "contact_solver": contact_solver,
-           "contact_tolerance_mps": contact_tolerance, "friction": friction, "warm_start": bool(warm_start),
+           "contact_tolerance_mps": contact_tolerance, "contact_max_iterations": contact_max_iterations,
+           "friction": friction, "warm_start": bool(warm_start),
            "bodies": s.nb, "constraint_rows": s.nc, "settle_s": settle, "settle_wall_s": settle_wall,
            "machine": machine_info(), "load_before": load0, "load_after": load1, **r,
            "split_named_ms": split,
