@@ -52,7 +52,7 @@ def cable_section(spec, material=STEEL) -> tuple[float, float]:
     return rho_a / material.rho, ei / material.E
 
 
-def track_cable(vm, side: str, tension: float, material=STEEL, samples: int = 64) -> CableMesh:
+def track_cable(vm, side: str, tension: float, material=STEEL, samples: int = 64, per_shoe: int = 1) -> CableMesh:
     """The side's closed cable loop at the assembled pose (world), stretched to carry ``tension`` N.
 
     The loop's centre line is the smooth curve through the pins (cubic Hermite pieces with the tangents
@@ -60,17 +60,20 @@ def track_cable(vm, side: str, tension: float, material=STEEL, samples: int = 64
     not the chain's chords); its nodes are spaced equally along it, one element per shoe, each element's
     stress-free length its arc length / (1 + ε0) and the gradients (1 + ε0) t, ε0 = T / EA, so that the loop
     starts at the uniform tension T. The curve is 0.2-0.4 % longer than the chain's polygon (the arcs over
-    the chords), which is the cable's own length at T, not a strain.
+    the chords), which is the cable's own length at T, not a strain. ``per_shoe`` elements per shoe
+    (default 1: the nodes then sit on the pins round the sprocket).
     """
+    if not (isinstance(per_shoe, int) and per_shoe >= 1):
+        raise ValueError(f"track_cable: per_shoe = {per_shoe!r}: expected an integer >= 1")
     trk = vm.geometry.tracks[side]
     y = vm.sides[side].y
     P = vm.origin + np.c_[trk.pins[:, 0], np.full(len(trk.pins), y), trk.pins[:, 1]]
-    n = len(P)
     area, inertia = cable_section(vm.spec, material)
     eps0 = tension / (material.E * area)
     t = np.roll(P, -1, axis=0) - np.roll(P, 1, axis=0)
     t /= np.linalg.norm(t, axis=1, keepdims=True)
     chords = np.linalg.norm(np.roll(P, -1, axis=0) - P, axis=1)
+    n = len(P) * per_shoe
     # dense samples of the smooth curve through the pins, then n nodes equally spaced along it
     xi = np.linspace(0.0, 1.0, samples, endpoint=False)
     h00, h10 = 1 - 3 * xi**2 + 2 * xi**3, xi - 2 * xi**2 + xi**3
