@@ -51,9 +51,9 @@ friction_forcing : float
     ``contact_tolerance``); the fixed point stops on a round solved to ``contact_tolerance``. 0: every round
     to ``contact_tolerance``.
 warm_slip : bool
-    With ``warm_start``, the fixed point's first slip estimate of a contact found at the previous step is the
-    smaller of its slip speed at that step's end and ``|u_t|`` of the warm-started impulses (default True);
-    otherwise (and for new contacts) the latter.
+    With ``warm_start``, the fixed point's first slip estimate of a contact that stuck at the previous step's
+    end (slip speed within 10 ``contact_tolerance``) is that slip speed (default True); otherwise ``|u_t|`` of
+    the warm-started impulses.
 delassus : {"auto", "dense", "operator"}
     How N is applied (above).
 solver, max_recovery_speed : as ``euler-implicit-linearized`` (the joints' saddle-point solver and
@@ -291,11 +291,11 @@ class NscEuler(Integrator):
                 u += r
                 slip = np.where(cone, np.sqrt(u[1::3] ** 2 + u[2::3] ** 2), 0.0)
                 if self.warm_slip:
-                    # the smaller of the contact's last slip speed and |u_t| of the warm-started impulses: a
-                    # contact that stuck (last slip ~ 0) starts sticking, where today's free velocity would shift
-                    # its normal bias by μ|u_t| and cost rounds to undo; a sliding one keeps the estimate that
-                    # includes today's free velocity (a decelerating slide is closer to it)
-                    slip = np.where(cone & (last_slip >= 0.0), np.minimum(last_slip, slip), slip)
+                    # a contact that stuck at the last step's end (slip within 10 x the tolerance) starts from that
+                    # slip: |u_t| of the warm-started impulses would shift its normal bias by μ|u_t| and cost
+                    # rounds to undo; a sliding one keeps the estimate that includes today's free velocity
+                    stuck = cone & (last_slip >= 0.0) & (last_slip <= 10.0 * self.tol)
+                    slip = np.where(stuck, last_slip, slip)
             if any_rolling:
                 # rolling torque ≤ c_r γ_n: the disc's radius from the contact's normal impulse (fixed point)
                 mu[rolling] = roll[rolling] * np.maximum(gamma[3 * parent[rolling]], 0.0)
