@@ -30,9 +30,9 @@ def test_the_ride_records_both_seat_series(ride):
     r = td.load(out / res["folder"])
     assert "seat.acc.z" in r.columns
     seat = res["seat"]
-    # seat.rel.z as recorded, or (a fidelity that does not pass the builder's providers) from the spring
+    # seat.rel.z as recorded (the links fidelity passes the builder's providers to its system)
     rel_name = seat["rel_source"]
-    assert rel_name in r.columns
+    assert rel_name == "seat.rel.z" and rel_name in r.columns
     t = r.t
     rel = r[rel_name] - (1.0 if rel_name == "seat.spring.length" else 0.0)
     # the same displacement from the recorded poses: the seat relative to its place in the chassis frame,

@@ -165,7 +165,7 @@ class LinksFormulation:
         m = vm.model
         idx = {n: k for k, n in enumerate(m.body_names)}
         drivetrain = vehicle_drivetrain(spec, idx, vm.sides, sc.driver)
-        system = AbsoluteSystem(m, providers=[contact, ShoeTensions(vm.sides), drivetrain], coupling="diagonal")
+        system = AbsoluteSystem(m, providers=[contact, ShoeTensions(vm.sides), drivetrain, *vm.providers], coupling="diagonal")
         integrator = sc.integrator or self.info.default_integrator
         cls = INTEGRATORS.get(integrator, integrator) if isinstance(integrator, str) else integrator
         if "constraint_stiffness" in inspect.signature(cls).parameters:
@@ -428,7 +428,7 @@ class _CompliantPins(LinksFormulation):
         m = vm.model
         idx = {n: k for k, n in enumerate(m.body_names)}
         drivetrain = vehicle_drivetrain(spec, idx, vm.sides, sc.driver)
-        providers = [contact] + ([pins] if pins is not None else []) + [tensions, drivetrain]
+        providers = [contact] + ([pins] if pins is not None else []) + [tensions, drivetrain] + list(vm.providers)
         system = AbsoluteSystem(m, providers=providers, coupling="diagonal")
         if pins is None:  # bushing elements: the tensions read their block's forces, known once the system is
             blk = next(b for b in system.blocks if vm.sides["left"].pins[0] in getattr(b, "names", ()))
