@@ -466,6 +466,36 @@ def events_m113_full():
     return {"command": "python bench/events_m113.py", "figures": rows, "mismatches": []}
 
 
+@producer("ground-roads", "docs/terrain.md (Road profiles of han-sander-mao Table 2: the M113 over the four roads on "
+                          "rigid and Winkler ground)")
+def ground_roads():
+    """`trackdyn event ride --vehicle m113 --road R --ground G [--length 10] --json` for the four roads on both grounds
+    (eight runs of 35-100 s of wall each)."""
+    rows = []
+    for road in ("bump", "trough", "sinusoid", "iso8608"):
+        for ground in ("rigid", "winkler"):
+            args = ["event", "ride", "--vehicle", "m113", "--road", road, "--ground", ground]
+            if road in ("sinusoid", "iso8608"):
+                args += ["--length", "10"]
+            t0 = time.perf_counter()
+            r = _trackdyn(*args)
+            rows.append({"road": road, "ground": ground, "rms_g": r.get("rms_g"), "peak_g": r.get("peak_g"),
+                         "dominant_frequency_hz": r.get("dominant_frequency_hz"),
+                         "wall_time_s": time.perf_counter() - t0})
+    return {"command": "trackdyn event ride --vehicle m113 --road R --ground G [--length 10] --json", "rows": rows,
+            "mismatches": []}
+
+
+@producer("step-sensitivity", "docs/events.md (Why the model climbs higher: the step limit against hull, pad modulus, "
+                              "friction, contact treatment and time step; docs/events/sensitivity/; "
+                              "`python bench/m113_sensitivity.py`)")
+def step_sensitivity():
+    """`python bench/m113_sensitivity.py`: the five step-limit sensitivity sweeps, one worker each (hours per sweep;
+    finished points in docs/events/sensitivity/ are kept, so a later sitting continues)."""
+    rows = _script("bench/m113_sensitivity.py")
+    return {"command": "python bench/m113_sensitivity.py", "figures": rows, "mismatches": []}
+
+
 @producer("impact-stability", "docs/events.md (Stability at impacts: trials with and without the joints' geometric "
                               "stiffness, the pin-tension drift; `python bench/m113_impact_stability.py --drift`)")
 def impact_stability():
