@@ -34,6 +34,23 @@ def _tanh_over(s, vs):
 
 
 @jit
+def _react(f, R, b, F, rc):
+    """The reaction ``-F`` (world) at the world arm ``rc`` from body ``b``'s centre: ``f[b, :3] -= F``, and the
+    body-frame moment ``s̄ × (Rᵀ(-F))`` with ``s̄ = Rᵀ rc``."""
+    Fb = np.zeros(3)
+    sb = np.zeros(3)
+    for i in range(3):
+        for c in range(3):
+            Fb[i] -= R[b, c, i] * F[c]
+            sb[i] += R[b, c, i] * rc[c]
+    for i in range(3):
+        f[b, i] -= F[i]
+    f[b, 3] += sb[1] * Fb[2] - sb[2] * Fb[1]
+    f[b, 4] += sb[2] * Fb[0] - sb[0] * Fb[2]
+    f[b, 5] += sb[0] * Fb[1] - sb[1] * Fb[0]
+
+
+@jit
 def cable_contact(elem_body, pt_s, pt_sx, sign, top, bottom, pos, vel, R, omega_w,
                   wheel_body, wheel_radius, wheel_axis_b, wheel_half, wheel_par, ground_z, ground_par, lat_body,
                   lat_axis_b, f, Kpp, n_active, point_force, wheel_force, ground_force, pt_P, wheel_hits, Kw,
@@ -141,17 +158,7 @@ def cable_contact(elem_body, pt_s, pt_sx, sign, top, bottom, pos, vel, R, omega_
                         Kv[i, j] += -cdamp * n[i] * n[j] - mu * fn * (phi * pt + dphis * vt[i] * vt[j]) \
                             + mu * cdamp * phi * vt[i] * n[j]
                 # reaction on the wheel: -Fw at xc; body-frame moment s_b x (Rᵀ(-Fw))
-                Fb = np.zeros(3)
-                sb = np.zeros(3)
-                for i in range(3):
-                    for c in range(3):
-                        Fb[i] -= R[bw, c, i] * Fw[c]
-                        sb[i] += R[bw, c, i] * rc[c]
-                for i in range(3):
-                    f[bw, i] -= Fw[i]
-                f[bw, 3] += sb[1] * Fb[2] - sb[2] * Fb[1]
-                f[bw, 4] += sb[2] * Fb[0] - sb[0] * Fb[2]
-                f[bw, 5] += sb[0] * Fb[1] - sb[1] * Fb[0]
+                _react(f, R, bw, Fw, rc)
                 count += 1
                 hits += 1
             # the sprockets' tooth gaps on the pins
@@ -211,17 +218,7 @@ def cable_contact(elem_body, pt_s, pt_sx, sign, top, bottom, pos, vel, R, omega_
                         Kv[i, j] += -cdamp * nF[i] * nF[j] - mu * fn * (phi_t * (dij - nF[i] * nF[j])
                                                                        + dphis * vt[i] * vt[j]) \
                             + mu * cdamp * phi_t * vt[i] * nF[j]
-                Fb = np.zeros(3)
-                sb = np.zeros(3)
-                for i in range(3):
-                    for c in range(3):
-                        Fb[i] -= R[bs, c, i] * Fs[c]
-                        sb[i] += R[bs, c, i] * rc[c]
-                for i in range(3):
-                    f[bs, i] -= Fs[i]
-                f[bs, 3] += sb[1] * Fb[2] - sb[2] * Fb[1]
-                f[bs, 4] += sb[2] * Fb[0] - sb[0] * Fb[2]
-                f[bs, 5] += sb[0] * Fb[1] - sb[1] * Fb[0]
+                _react(f, R, bs, Fs, rc)
                 count += 1
                 hits += 1
             # the ground (flat, z = ground_z): the pads look down
