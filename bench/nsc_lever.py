@@ -82,6 +82,41 @@ def _psor_all(W, r, n_bil, mu, x, ref_v, V, tol, max_sweeps, check):
     return max_sweeps
 
 
+def all_unknowns(s, cs, mc, state0, h, vmax, r, v_free):
+    """Chrono's all-unknowns problem of the step from ``state0``: ``W = A M⁻¹ Aᵀ``, ``A = [J; D]`` on (joint
+    impulses, contact impulses), forces explicit. ``r`` the lever's contact bias ``D v_free + b``. Returns
+    (J, D, A, W, V, v_unc, b_joint, r_all): dense J (joint rows, 6 nb) and D (3 mc, 6 nb), ``V = M⁻¹ Aᵀ``
+    (``v⁺ = v_unc + V x``) and the right-hand side ``W x + r_all``. Leaves the system at the step's start."""
+    nd = 6 * s.nb
+    s.load_step(state0)
+    s.update_kinematics(s.q_step, s.v_step)
+    s.eval_constraints(want_gamma=False)
+    Jd = np.zeros((s.nc, nd))
+    for row in range(s.nc):
+        for side in range(2):
+            b = s.row_body[row, side]
+            if b >= 0:
+                Jd[row, 6 * b:6 * b + 6] = s.J[row, 6 * side:6 * side + 6]
+    Dd = np.zeros((3 * mc, nd))
+    for i in range(mc):
+        for side in range(2):
+            b = cs.c_body[i, side]
+            if b >= 0:
+                Dd[3 * i:3 * i + 3, 6 * b:6 * b + 6] = cs.c_D[i, :, 6 * side:6 * side + 6]
+    Minv = np.zeros((nd, nd))
+    for b in range(s.nb):
+        Minv[6 * b:6 * b + 3, 6 * b:6 * b + 3] = np.eye(3) / s.mass[b]
+        Minv[6 * b + 3:6 * b + 6, 6 * b + 3:6 * b + 6] = np.linalg.inv(s.inertia[b])
+    A = np.vstack([Jd, Dd])
+    W = A @ Minv @ A.T
+    s.eval_forces(state0.t, s.v_step, h * h, h, s.data, state0, h, 1.0)
+    v_unc = state0.v.ravel() + h * Minv @ s.f.ravel()
+    b_joint = np.clip(s.phi / h, -vmax, vmax)
+    b_contact = r - Dd @ v_free
+    r_all = A @ v_unc + np.concatenate([b_joint, b_contact])
+    return Jd, Dd, A, W, Minv @ A.T, v_unc, b_joint, r_all
+
+
 def chain(k, kind, link=0.2, r=0.02):
     """"chain": k links pinned end to end, all lying on the ground; "beam": k links welded (Fixed joints),
     resting on the ground by its two end links only (the joints carry the span's bending)."""
@@ -150,35 +185,8 @@ def measure(k, kind="chain", h=1e-3):
             lever_sweeps = sweeps
             break
     lever_time = time.perf_counter() - t0
-    # all unknowns: W = [J; D] M⁻¹ [J; D]ᵀ on (joint impulses, contact impulses), Chrono's formulation
-    s.load_step(state0)
-    s.update_kinematics(s.q_step, s.v_step)
-    s.eval_constraints(want_gamma=False)
-    Jd = np.zeros((s.nc, nd))
-    for row in range(s.nc):
-        for side in range(2):
-            b = s.row_body[row, side]
-            if b >= 0:
-                Jd[row, 6 * b:6 * b + 6] = s.J[row, 6 * side:6 * side + 6]
-    Dd = np.zeros((3 * mc, nd))
-    for i in range(mc):
-        for side in range(2):
-            b = cs.c_body[i, side]
-            if b >= 0:
-                Dd[3 * i:3 * i + 3, 6 * b:6 * b + 6] = cs.c_D[i, :, 6 * side:6 * side + 6]
-    Minv = np.zeros((nd, nd))
-    for b in range(s.nb):
-        Minv[6 * b:6 * b + 3, 6 * b:6 * b + 3] = np.eye(3) / s.mass[b]
-        Minv[6 * b + 3:6 * b + 6, 6 * b + 3:6 * b + 6] = np.linalg.inv(s.inertia[b])
-    A = np.vstack([Jd, Dd])
-    W = A @ Minv @ A.T
-    s.eval_forces(state0.t, s.v_step, h * h, h, s.data, state0, h, 1.0)
-    v_unc = state0.v.ravel() + h * Minv @ s.f.ravel()
-    b_joint = np.clip(s.phi / h, -st.vmax, st.vmax)
-    b_contact = r - Dd @ v_free
-    r_all = A @ v_unc + np.concatenate([b_joint, b_contact])
+    Jd, _, _, W, V, v_unc, b_joint, r_all = all_unknowns(s, cs, mc, state0, h, st.vmax, r, v_free)
     x = np.zeros(s.nc + 3 * mc)
-    V = Minv @ A.T  # v⁺ = v_unc + M⁻¹ Aᵀ x
     t0 = time.perf_counter()
     all_sweeps = _psor_all(W, r_all, s.nc, mu, x, v_exact - v_unc, V, 1e-6, 200000, 1)
     all_time = time.perf_counter() - t0

@@ -73,35 +73,10 @@ def main(argv=None):
     nd = 6 * s.nb
     v_free = it.x[:nd] - it.x_c[:nd]
     # all unknowns, at the step's start
-    s.load_step(state0)
-    s.update_kinematics(s.q_step, s.v_step)
-    s.eval_constraints(want_gamma=False)
-    Jd = np.zeros((s.nc, nd))
-    for row in range(s.nc):
-        for side in range(2):
-            b = s.row_body[row, side]
-            if b >= 0:
-                Jd[row, 6 * b:6 * b + 6] = s.J[row, 6 * side:6 * side + 6]
-    Dd = np.zeros((3 * m, nd))
-    for i in range(m):
-        for side in range(2):
-            b = cs.c_body[i, side]
-            if b >= 0:
-                Dd[3 * i:3 * i + 3, 6 * b:6 * b + 6] = cs.c_D[i, :, 6 * side:6 * side + 6]
-    Minv = np.zeros((nd, nd))
-    for b in range(s.nb):
-        Minv[6 * b:6 * b + 3, 6 * b:6 * b + 3] = np.eye(3) / s.mass[b]
-        Minv[6 * b + 3:6 * b + 6, 6 * b + 3:6 * b + 6] = np.linalg.inv(s.inertia[b])
-    A = np.vstack([Jd, Dd])
     t = time.process_time()
-    W = A @ Minv @ A.T
+    Jd, Dd, _, W, V, v_unc, b_joint, r_all = _lever.all_unknowns(s, cs, m, state0, h, it.vmax, r, v_free)
     form_cpu = time.process_time() - t
-    s.eval_forces(state0.t, s.v_step, h * h, h, s.data, state0, h, 1.0)
-    v_unc = state0.v.ravel() + h * Minv @ s.f.ravel()
-    b_joint = np.clip(s.phi / h, -it.vmax, it.vmax)
     b_contact = r - Dd @ v_free
-    r_all = A @ v_unc + np.concatenate([b_joint, b_contact])
-    V = Minv @ A.T
     never = np.full(nd, 1e300)  # the sweeps' own stopping test never fires: chunks of fixed length
 
     def measures(x):
