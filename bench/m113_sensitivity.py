@@ -101,6 +101,24 @@ def figure(table: list[dict]):
     return save_figure(fig, OUT / "step-limit.png", dpi=100)
 
 
+def markdown(table: list[dict]) -> str:
+    """The table of docs/events.md: one row per finished point."""
+    def f(x, fmt="{:.2f}"):
+        return "—" if x is None else fmt.format(x)
+    out = ["| setting | limit | failure (first failure) | last success: slip L / R, hull peak, pitch max | "
+           "first failure: slip L / R, hull peak | wall |", "|---|---|---|---|---|---|"]
+    for r in table:
+        ls, ff = r["last_success"], r["first_failure"]
+        out.append(
+            f"| {r['setting']} = {r['value']}{' (design)' if r['design'] else ''} | "
+            f"**{f(r['limit_m'], '{:.3f}')}** m | {r['failure_mode'] or r['search_status']} | "
+            f"{f(ls['slip_left'])} / {f(ls['slip_right'])}, {f(ls['hull_force_max_N'] and ls['hull_force_max_N'] / 1e3, '{:.0f}')} kN, "
+            f"{f(ls['pitch_max_deg'], '{:.1f}')}° | {f(ff['slip_left'])} / {f(ff['slip_right'])}, "
+            f"{f(ff['hull_force_max_N'] is not None and ff['hull_force_max_N'] / 1e3, '{:.0f}')} kN | "
+            f"{f(r['wall_time_s'], '{:.0f}')} s |")
+    return "\n".join(out)
+
+
 def main(args: list[str]) -> None:
     only = [a for a in args if not a.startswith("--")]
     if "--summary-only" not in args:
@@ -111,6 +129,7 @@ def main(args: list[str]) -> None:
     (OUT / "summary.json").write_text(json.dumps(table, indent=1))
     if table:
         figure(table)
+        (OUT / "table.md").write_text(markdown(table) + "\n")
     for r in table:
         print(json.dumps({k: r[k] for k in ("sweep", "setting", "value", "limit_m", "failure_mode", "wall_time_s")}))
 
