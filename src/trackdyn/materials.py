@@ -54,7 +54,7 @@ class Material:
     poisson : float
         Poisson's ratio ν, in [0, 0.5).
     restitution : float
-        Coefficient of restitution e in (0, 1].
+        Coefficient of restitution e in [0, 1] (0: perfectly plastic).
     friction : float
         Coulomb friction coefficient μ (static = kinetic).
     kn, kt, gn, gt : float, optional
@@ -98,8 +98,8 @@ class Material:
         if not (0.0 <= nu < 0.5):
             raise ValueError(f"{what}: poisson must be in [0, 0.5), got {self.poisson!r}")
         e = float(self.restitution)
-        if not (0.0 < e <= 1.0):
-            raise ValueError(f"{what}: restitution must be in (0, 1], got {self.restitution!r}")
+        if not (0.0 <= e <= 1.0):
+            raise ValueError(f"{what}: restitution must be in [0, 1], got {self.restitution!r}")
         _pos(self.friction, f"{what}: friction", allow_zero=True)
         for k in ("kn", "kt", "gn", "gt"):
             _pos(getattr(self, k), f"{what}: {k}", allow_zero=True, allow_none=True)

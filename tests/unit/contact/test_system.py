@@ -52,7 +52,7 @@ def test_material_bad_input():
     with pytest.raises(ValueError, match="poisson"):
         Material("x", poisson=0.6)
     with pytest.raises(ValueError, match="restitution"):
-        Material("x", restitution=0.0)
+        Material("x", restitution=-0.1)
     with pytest.raises(ValueError, match="give young"):
         Material("x", young=None)
     with pytest.raises(ValueError, match="stiffness"):
