@@ -587,34 +587,112 @@ def _cylinder_box(rec, n, sA, bA, sB, bB, s_pos, s_rot, s_par, sw_c, sw_R, pair,
     return n
 
 
+@jit_inline
+def _box_axis(sA, sB, s_par, sw_c, sw_R):
+    """Face axis of box sB along which boxes sA and sB overlap least, and that overlap (<= 0: apart).
+
+    The overlap along a unit axis u is ``r_A(u) + r_B(u) - |u·(c_A - c_B)|`` (the separating-axis test
+    restricted to sB's face normals)."""
+    d = vsub(_r3(sw_c, sA), _r3(sw_c, sB))
+    best = 1e300
+    bi = 0
+    for i in range(3):
+        u = _col3(sw_R, sB, i)
+        r = s_par[sB, i]
+        for k in range(3):
+            r += s_par[sA, k] * abs(vdot(u, _col3(sw_R, sA, k)))
+        o = r - abs(vdot(u, d))
+        if o < best:
+            best = o
+            bi = i
+    return bi, best
+
+
 @jit
-def _corners_in_box(rec, n, sA, bA, sB, bB, s_pos, s_rot, s_par, sw_c, sw_R, pair, dflt, pidx, max_pen):
-    """Corners of box sA inside box sB: pushed out through the face of least depth."""
+def _corners_in_box(rec, n, sA, bA, sB, bB, s_pos, s_rot, s_par, sw_c, sw_R, pair, dflt, pidx, max_pen, ax,
+                    skip_shared):
+    """Corners of box sA within box sB, pushed out through sB's face normal to axis ``ax``.
+
+    ``ax`` is the face axis of least overlap of the pair (``_box_axis``), not each corner's nearest face: a
+    corner of a box resting on an equal box lies on the lower box's side faces, nearest to them at depth 0,
+    and would be pushed sideways with no force. Corners on the side faces (within a rounding tolerance)
+    count as within; with ``skip_shared`` (the second box of the pair) a corner on two side faces, which
+    coincides with a corner of the first box already written, is skipped."""
     hA = (s_par[sA, 0], s_par[sA, 1], s_par[sA, 2])
     hB = (s_par[sB, 0], s_par[sB, 1], s_par[sB, 2])
+    tol = 1e-9 * (hB[0] + hB[1] + hB[2])
     for c in range(8):
         cl = ((hA[0] if c & 1 else -hA[0]), (hA[1] if c & 2 else -hA[1]), (hA[2] if c & 4 else -hA[2]))
         cw = vadd(_r3(sw_c, sA), _m3(sw_R, sA, cl))
         l = _m3t(sw_R, sB, vsub(cw, _r3(sw_c, sB)))
-        best = 1e300
-        bi = -1
-        for i in range(3):
-            d = hB[i] - abs(l[i])
-            if d <= 0.0:
-                bi = -2
-                break
-            if d < best:
-                best = d
-                bi = i
-        if bi < 0 or best >= max_pen:
+        depth = hB[ax] - abs(l[ax])
+        if depth <= 0.0 or depth >= max_pen:
             continue
-        sg = 1.0 if l[bi] > 0 else -1.0
-        nf = vscale(sg, _e(bi))
+        inside = True
+        edges = 0
+        for i in range(3):
+            if i != ax:
+                if abs(l[i]) > hB[i] + tol:
+                    inside = False
+                elif abs(l[i]) >= hB[i] - tol:
+                    edges += 1
+        if not inside or (skip_shared and edges == 2):
+            continue
+        sg = 1.0 if l[ax] > 0 else -1.0
+        nf = vscale(sg, _e(ax))
         n = _emit(rec, n, K_PN, PM_FIXED, bA, bB, _to_body(s_pos, s_rot, sA, cl), Z3, Z3, Z3,
-                  _to_body(s_pos, s_rot, sB, vscale(hB[bi], nf)), _dir_body(s_rot, sB, nf), 0.0, 0.0, CONVEX, pair,
+                  _to_body(s_pos, s_rot, sB, vscale(hB[ax], nf)), _dir_body(s_rot, sB, nf), 0.0, 0.0, CONVEX, pair,
                   dflt,
                   1.0, 0.0, W_POINT, (np.int64(sA) << 16) | np.int64(c),
-                  (np.int64(sB) << 32) | np.int64(bi * 2 + (1 if sg > 0 else 0)), pidx)
+                  (np.int64(sB) << 32) | np.int64(ax * 2 + (1 if sg > 0 else 0)), pidx)
+    return n
+
+
+@jit
+def _edges_through_box(rec, n, sA, bA, sB, bB, s_pos, s_rot, s_par, sw_c, sw_R, pair, dflt, pidx, max_pen, ax):
+    """Edges of box sA crossing the side planes of sB's face normal to ``ax``, below that face.
+
+    The corners of the overlap of two faces that are neither box's corner (two equal boxes turned about
+    the face normal: an octagon). The witness is the edge (a body-fixed line of A) cut by the side plane
+    (a body-fixed plane of B), pushed out through the face. Crossings at an edge's end or on the face's
+    other side planes (within a rounding tolerance) are corners, written by ``_corners_in_box``."""
+    hA = (s_par[sA, 0], s_par[sA, 1], s_par[sA, 2])
+    hB = (s_par[sB, 0], s_par[sB, 1], s_par[sB, 2])
+    tol = 1e-9 * (hB[0] + hB[1] + hB[2])
+    cB = _r3(sw_c, sB)
+    for k in range(3):
+        eA = _col3(sw_R, sA, k)
+        el = _m3t(sw_R, sB, eA)
+        for c in range(8):
+            if c & (1 << k):
+                continue  # each edge once, from its corner at -h along k
+            cl = ((hA[0] if c & 1 else -hA[0]), (hA[1] if c & 2 else -hA[1]), (hA[2] if c & 4 else -hA[2]))
+            l0 = _m3t(sw_R, sB, vsub(vadd(_r3(sw_c, sA), _m3(sw_R, sA, cl)), cB))
+            for j in range(3):
+                if j == ax or abs(el[j]) < 1e-9:
+                    continue
+                o = 3 - ax - j
+                for sj in range(2):
+                    pj = hB[j] if sj == 1 else -hB[j]
+                    t = (pj - l0[j]) / el[j]
+                    if t <= tol or t >= 2.0 * hA[k] - tol:
+                        continue
+                    lo = l0[o] + t * el[o]
+                    if abs(lo) >= hB[o] - tol:
+                        continue
+                    la = l0[ax] + t * el[ax]
+                    depth = hB[ax] - abs(la)
+                    if depth <= 0.0 or depth >= max_pen:
+                        continue
+                    sg = 1.0 if la > 0 else -1.0
+                    nf = vscale(sg, _e(ax))
+                    sn = _e(j)
+                    n = _emit(rec, n, K_PN, PM_LINE, bA, bB, _to_body(s_pos, s_rot, sA, cl),
+                              _dir_body(s_rot, sA, _e(k)), _to_body(s_pos, s_rot, sB, vscale(pj, sn)),
+                              _dir_body(s_rot, sB, sn), _to_body(s_pos, s_rot, sB, vscale(hB[ax], nf)),
+                              _dir_body(s_rot, sB, nf), 0.0, 0.0, CONVEX, pair, dflt, 1.0, 0.0, W_POINT,
+                              (np.int64(sA) << 16) | np.int64(8 + 3 * c + k),
+                              (np.int64(sB) << 32) | np.int64(8 + 2 * j + sj), pidx)
     return n
 
 
@@ -762,9 +840,16 @@ def shape_pair(rec, n, sA, sB, s_type, s_body, s_pos, s_rot, s_par, s_rbound, sw
         return n
     if ta == S_BOX:
         if tb == S_BOX:
-            n = _corners_in_box(rec, n, sA, bA, sB, bB, s_pos, s_rot, s_par, sw_c, sw_R, pair, dflt, pidx, max_pen)
+            axB, oB = _box_axis(sA, sB, s_par, sw_c, sw_R)
+            axA, oA = _box_axis(sB, sA, s_par, sw_c, sw_R)
+            if oA <= 0.0 or oB <= 0.0:
+                return n
+            n = _corners_in_box(rec, n, sA, bA, sB, bB, s_pos, s_rot, s_par, sw_c, sw_R, pair, dflt, pidx, max_pen,
+                                axB, False)
+            n = _edges_through_box(rec, n, sA, bA, sB, bB, s_pos, s_rot, s_par, sw_c, sw_R, pair, dflt, pidx,
+                                   max_pen, axB)
             return _corners_in_box(rec, n, sB, bB, sA, bA, s_pos, s_rot, s_par, sw_c, sw_R, pair, dflt, pidx,
-                                   max_pen)
+                                   max_pen, axA, True)
         if tb == S_CYLINDER:
             rims, corners = _wheel_box_filter(sB, sA, s_par, s_rbound, sw_c, sw_R, max_pen)
             return _cylinder_box(rec, n, sB, bB, sA, bA, s_pos, s_rot, s_par, sw_c, sw_R, pair, dflt,
