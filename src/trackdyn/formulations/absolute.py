@@ -342,26 +342,12 @@ class AbsoluteSystem:
             bad = [self.model.joints[self.row_joint[r]].name for r in np.nonzero(norms == 0)[0]]
             raise ValueError(f"constraint rows of joints {sorted(set(bad))} have a zero Jacobian at the initial pose")
         Js = Jd / norms[:, None]
-        # Drivers first so they are never the ones removed; then the rows in model order, each kept when it
-        # is independent of the rows kept before it (Gram-Schmidt, twice: its distance from their span is
-        # ~1e-15 for a dependent unit row, 1e-2..1 for an independent one). Column-pivoted QR chose among
-        # exactly equivalent rows (a closed loop's out-of-plane rows all have norm 1) by round-off, i.e. by
-        # the BLAS thread count: the M113 dropped right.shoe[11]'s row with threaded BLAS and right.shoe[7]'s
-        # with one thread (as Dask workers run), and near a mobility limit that 1e-12 difference decided a
-        # trial (docs/events.md, "Reproducibility at the limit").
+        # drivers first so they are never the ones removed
         order = np.concatenate([self.driver_rows, np.setdiff1d(np.arange(self.nc), self.driver_rows)])
-        basis = np.zeros((min(self.nc, nd), nd))
-        kept = []
-        for r in order:
-            v = Js[r].copy()
-            B = basis[:len(kept)]
-            for _ in range(2):
-                v -= B.T @ (B @ v)
-            nv = np.linalg.norm(v)
-            if nv > 1e-9:
-                basis[len(kept)] = v / nv
-                kept.append(r)
-        keep = np.sort(np.array(kept, dtype=np.int64))
+        _, Rm, piv = sla.qr(Js[order].T, mode="economic", pivoting=True)
+        d = np.abs(np.diag(Rm))
+        rank = int(np.sum(d > 1e-9 * max(d[0], 1.0))) if len(d) else 0
+        keep = np.sort(order[piv[:rank]])
         return self.row_index[keep]
 
     def _dp1_groups(self) -> np.ndarray:

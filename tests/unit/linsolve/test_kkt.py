@@ -126,19 +126,6 @@ def test_redundant_rows_are_found_and_reported():
     assert s2.removed_rows == []
 
 
-def test_the_removed_rows_are_the_last_dependent_ones():
-    # a row goes when it depends on the rows before it (model order), so the choice among exactly equivalent
-    # rows (a closed loop's out-of-plane rows, all of unit norm) is the model's, not round-off's: column-pivoted
-    # QR took right.shoe[11]'s row on the M113 with threaded BLAS and right.shoe[7]'s with one thread, and
-    # scattered the chain loop's over pins 13, 26, 61 and both rims; the loop's closing joints lose them now
-    with pytest.warns(td.formulations.RedundantConstraintWarning):
-        s = AbsoluteSystem(P.four_bar()[0])
-    assert s.removed_rows == [("pin_O4", 3)]
-    with pytest.warns(td.formulations.RedundantConstraintWarning):
-        s = AbsoluteSystem(P.chain_loop())
-    assert s.removed_rows == [("pin[63]", 3), ("wheel_b.rim", 3)]
-
-
 def test_direct_solver_rebinds_for_other_arrays_and_names_bad_ones(recwarn):
     """The solver's kernels are bound to the last data / (rhs, out) arrays: other arrays get their own call."""
     s = AbsoluteSystem(P.chain(n_links=8))
