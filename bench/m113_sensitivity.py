@@ -95,7 +95,7 @@ def figure(table: list[dict]):
     ax.set_yticks(list(y))
     ax.set_yticklabels(labels, fontsize=7)
     ax.invert_yaxis()
-    ax.set_xlim(0.0, 1.3)
+    ax.set_xlim(0.0, 1.6)
     ax.set_xlabel("step-climb limit [m] (1 cm bisection in [0.3, 1.0] m)")
     ax.set_title("M113 step-climb limit: one setting changed at a time")
     return save_figure(fig, OUT / "step-limit.png", dpi=100)
