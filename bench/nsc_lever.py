@@ -91,12 +91,7 @@ def all_unknowns(s, cs, mc, state0, h, vmax, r, v_free):
     s.load_step(state0)
     s.update_kinematics(s.q_step, s.v_step)
     s.eval_constraints(want_gamma=False)
-    Jd = np.zeros((s.nc, nd))
-    for row in range(s.nc):
-        for side in range(2):
-            b = s.row_body[row, side]
-            if b >= 0:
-                Jd[row, 6 * b:6 * b + 6] = s.J[row, 6 * side:6 * side + 6]
+    Jd = s.dense_jacobian()
     Dd = np.zeros((3 * mc, nd))
     for i in range(mc):
         for side in range(2):

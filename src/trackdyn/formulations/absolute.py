@@ -325,18 +325,23 @@ class AbsoluteSystem:
         self.joint_body_b = np.array([j._ib for j in self.model.joints], dtype=np.int64)
         self.joint_point_b = np.array([j._point_b for j in self.model.joints], dtype=float).reshape(-1, 3)
 
-    def _independent_rows(self):
-        """Indices of a maximal independent set of rows at the initial state."""
-        self.update_kinematics(self.q0, self.v0)
-        self.update_drivers(0.0)
-        self.eval_constraints(want_gamma=False)
-        nd = 6 * self.nb
-        Jd = np.zeros((self.nc, nd))
+    def dense_jacobian(self) -> np.ndarray:
+        """The constraint Jacobian as a dense (nc, 6 nb) array, from the rows' 12-column blocks ``J`` as last
+        evaluated (``eval_constraints``)."""
+        Jd = np.zeros((self.nc, 6 * self.nb))
         for r in range(self.nc):
             for side in range(2):
                 b = self.row_body[r, side]
                 if b >= 0:
                     Jd[r, 6 * b: 6 * b + 6] = self.J[r, 6 * side: 6 * side + 6]
+        return Jd
+
+    def _independent_rows(self):
+        """Indices of a maximal independent set of rows at the initial state."""
+        self.update_kinematics(self.q0, self.v0)
+        self.update_drivers(0.0)
+        self.eval_constraints(want_gamma=False)
+        Jd = self.dense_jacobian()
         norms = np.linalg.norm(Jd, axis=1)
         if np.any(norms == 0):
             bad = [self.model.joints[self.row_joint[r]].name for r in np.nonzero(norms == 0)[0]]
