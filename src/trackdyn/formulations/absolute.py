@@ -26,6 +26,7 @@ from typing import Iterable, Protocol
 import numba as nb
 import numpy as np
 import scipy.linalg as sla
+from threadpoolctl import threadpool_limits
 
 from .._compiled import bound_call
 from ..linsolve.kkt import KKTPattern
@@ -349,7 +350,12 @@ class AbsoluteSystem:
         Js = Jd / norms[:, None]
         # drivers first so they are never the ones removed
         order = np.concatenate([self.driver_rows, np.setdiff1d(np.arange(self.nc), self.driver_rows)])
-        _, Rm, piv = sla.qr(Js[order].T, mode="economic", pivoting=True)
+        # A closed loop's redundant rows are exactly equivalent, so the pivots choose among them by round-off,
+        # and threaded BLAS rounds differently from one thread (Dask workers run one): the M113 dropped
+        # right.shoe[11] and [57] with two threads, [52] and [62] with one, and a 0.803 m step trial passed
+        # in one and failed in the other. One thread here makes the choice the same in every process.
+        with threadpool_limits(limits=1):
+            _, Rm, piv = sla.qr(Js[order].T, mode="economic", pivoting=True)
         d = np.abs(np.diag(Rm))
         rank = int(np.sum(d > 1e-9 * max(d[0], 1.0))) if len(d) else 0
         keep = np.sort(order[piv[:rank]])
