@@ -11,7 +11,12 @@ be continued in a later sitting. Run one group per core, e.g.::
     python bench/events_m113.py step-climb half-round-12in half-round-10in half-round-8in ride &
     python bench/events_m113.py gap-crossing trapezoid-barriers trapezoid-ditches half-round-6in half-round-4in &
 
-``--quick`` runs the reduced settings of :data:`QUICK`.
+``--quick`` runs the reduced settings of :data:`QUICK`, ``--checks`` the trials at each limit of :data:`CHECKS`. ``--step H`` runs the full procedures at the time step H
+instead of the default (the parts are kept as ``NAME-hH`` in results.json, their folders are runs/events/NAME-hH and
+their figures docs/events/hH/), e.g. the final figures at the converged step of issue #28::
+
+    python bench/events_m113.py --step 2.5e-4 step-climb half-round-12in half-round-10in half-round-8in ride &
+    python bench/events_m113.py --step 2.5e-4 gap-crossing trapezoid-barriers trapezoid-ditches half-round-6in half-round-4in &
 """
 
 from __future__ import annotations
@@ -66,7 +71,36 @@ QUICK = {
     "ride": FULL["ride"],
 }
 EVENT.update({name: name for name in QUICK})
+
+#: The trials at each limit of the final figures (issue #28), to run at the thesis's step with
+#: ``--checks --step 1e-4``: the gap's bracket at 2.5e-4 s and a bisection above it, each half-round's two
+#: speeds around its limiting speed (and the 10 in at 4 m/s of the peak study), the failed barrier and ditch at 68°
+#: with their passing neighbour (the step limit at 1e-4 s is the sensitivity sweep's, m113-step-timestep).
+CHECKS = {
+    "gap-crossing-at-limit": ["--search", "values", "--values", "1.8,1.81875,1.95"],
+    "gap-crossing-above-limit": ["--search", "bisect", "--lo", "1.81875", "--hi", "1.95", "--tol", "0.03"],
+    "half-round-12in-at-limit": ["--height-in", "12", "--speeds", "1.5,2"],
+    "half-round-10in-at-limit": ["--height-in", "10", "--speeds", "2.5,3"],
+    "half-round-8in-at-limit": ["--height-in", "8", "--speeds", "7.5,8"],
+    "half-round-10in-4mps": ["--height-in", "10", "--speeds", "4"],
+    "trapezoid-barriers-68": ["--speed", "2", "--set", 'kinds=["barrier"]', "--set", "top_lengths_in=[6,30]",
+                              "--set", "slopes_deg=[68]"],
+    "trapezoid-ditches-68": ["--speed", "2", "--set", 'kinds=["ditch"]', "--set", "top_lengths_in=[30,140]",
+                             "--set", "slopes_deg=[68]"],
+}
+EVENT.update({name: ("half-round" if name.startswith("half-round") else "trapezoid" if name.startswith("trapezoid")
+                     else "gap-crossing") for name in CHECKS})
 COMMANDS = FULL
+STEP = None  # ``--step H``: the procedures at step H (a string, as typed) instead of the events' default
+
+
+def _key(name: str) -> str:
+    """The part's name in results.json and its folder's name under runs/events/."""
+    return name if STEP is None else f"{name}-h{STEP}"
+
+
+def _args(name: str) -> list:
+    return COMMANDS[name] + ([] if STEP is None else ["--step", STEP])
 
 
 def _cli():
@@ -78,8 +112,9 @@ def _cli():
 
 
 def run(name: str, collect: bool = False) -> dict:
-    out = RUNS / name
-    cmd = _cli() + [EVENT[name], "--vehicle", "m113", *COMMANDS[name], "--out", str(out), "--json"]
+    key = _key(name)
+    out = RUNS / key
+    cmd = _cli() + [EVENT[name], "--vehicle", "m113", *_args(name), "--out", str(out), "--json"]
     if collect:  # an event folder written by an earlier run of the same command
         res_text = (out / "summary.json").read_text()
         p = subprocess.CompletedProcess(cmd, 0, stdout=json.dumps(json.loads(res_text)), stderr="")
@@ -88,20 +123,22 @@ def run(name: str, collect: bool = False) -> dict:
         t0 = time.perf_counter()
         p = subprocess.run(cmd, capture_output=True, text=True)
         wall = time.perf_counter() - t0
-    shown = [f"'{a}'" if any(c in a for c in '[]"') else a for a in COMMANDS[name]]
-    rec = {"event": EVENT[name], "part": name,
+    shown = [f"'{a}'" if any(c in a for c in '[]"') else a for a in _args(name)]
+    rec = {"event": EVENT[name], "part": key,
            "command": " ".join(["trackdyn", "event", EVENT[name], "--vehicle", "m113", *shown,
-                                "--out", f"runs/events/{name}", "--json"]),
-           "exit_code": p.returncode, "wall_time_s": wall, "settings": "quick" if COMMANDS is QUICK else "full",
+                                "--out", f"runs/events/{key}", "--json"]),
+           "exit_code": p.returncode, "wall_time_s": wall, "settings": _settings(),
            "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     if p.returncode == 0:
         res = json.loads(p.stdout.strip().splitlines()[-1])
         rec["result"] = {k: v for k, v in res.items() if k not in ("paths", "terrain_profile", "search", "trace",
                                                                    "spectrum", "runs", "trials", "table")}
         if "out" in rec["result"]:  # the event's folder, relative to the repository (no machine paths)
-            rec["result"]["out"] = f"runs/events/{name}"
+            rec["result"]["out"] = f"runs/events/{key}"
+        figs = DOCS if STEP is None else DOCS / f"h{STEP}"
+        figs.mkdir(exist_ok=True)
         for f in res.get("figures", []):
-            shutil.copy(out / f, DOCS / f"{name}-{f}")
+            shutil.copy(out / f, figs / f"{name}-{f}")
     else:
         rec["stderr"] = p.stderr[-4000:]
     return rec
@@ -122,29 +159,46 @@ def _update(name, rec):
 def _done(name) -> bool:
     """A part already finished with this command (a later sitting resumes after it)."""
     path = DOCS / "results.json"
-    rec = (json.loads(path.read_text()) if path.exists() else {}).get(name) or {}
-    return rec.get("settings") == "full" and rec.get("exit_code") == 0 and rec.get("args") == COMMANDS[name]
+    rec = (json.loads(path.read_text()) if path.exists() else {}).get(_key(name)) or {}
+    if not (rec.get("settings") == _settings() and rec.get("exit_code") == 0 and rec.get("args") == _args(name)):
+        return False
+    # and at the step this command runs at now: the parts without --step ran at the events' default of their
+    # day (5e-4 s until stop 29, 2.5e-4 s since), so a run at today's default does not skip them
+    from trackdyn.events import DEFAULT_STEP
+
+    return (rec.get("result") or {}).get("step_size_s") == (float(STEP) if STEP is not None else DEFAULT_STEP)
+
+
+def _settings() -> str:
+    return "quick" if COMMANDS is QUICK else "checks" if COMMANDS is CHECKS else "full"
 
 
 def main(names):
     DOCS.mkdir(parents=True, exist_ok=True)
-    global COMMANDS
+    global COMMANDS, STEP
+    if "--step" in names:
+        k = names.index("--step")
+        STEP = names[k + 1]
+        float(STEP)  # a number, or the run stops here
+        names = names[:k] + names[k + 2:]
     collect = "--collect" in names
     redo = "--redo" in names
     if "--quick" in names:
         COMMANDS = QUICK
-    names = [n for n in names if n not in ("--collect", "--quick", "--redo")]
+    if "--checks" in names:
+        COMMANDS = CHECKS
+    names = [n for n in names if n not in ("--collect", "--quick", "--checks", "--redo")]
     unknown = [n for n in names if n not in COMMANDS]
     if unknown:
         raise SystemExit(f"unknown part(s) {unknown}; choose from {list(COMMANDS)}")
     for name in names or list(COMMANDS):
-        if COMMANDS is FULL and not (redo or collect) and _done(name):
+        if COMMANDS is not QUICK and not (redo or collect) and _done(name):
             print(json.dumps({"event": name, "skipped": "finished earlier with the same command (--redo reruns)"}))
             continue
         rec = run(name, collect)
-        rec["args"] = COMMANDS[name]
-        _update(name, rec)
-        print(json.dumps({"event": name, "exit_code": rec["exit_code"], "wall_time_s": round(rec["wall_time_s"], 1)}),
+        rec["args"] = _args(name)
+        _update(_key(name), rec)
+        print(json.dumps({"event": _key(name), "exit_code": rec["exit_code"], "wall_time_s": round(rec["wall_time_s"], 1)}),
               flush=True)
 
 

@@ -514,6 +514,41 @@ def sweep_speedup():
             "mismatches": []}
 
 
+def _recorded(script: str, record: str, *args) -> dict:
+    """``python SCRIPT ARGS --json RECORD`` (paths relative to the repository); the JSON record it writes."""
+    root = HERE.parent
+    _script(script, *[str(root / a) if (root / a).exists() else a for a in args], "--json", str(root / record))
+    return {"command": " ".join(["python", script, *args, "--json", record]),
+            "figures": json.loads((root / record).read_text(encoding="utf-8")), "mismatches": []}
+
+
+@producer("study-speedup", "docs/study/README.md and bench/README.md (a 12-point slice of the thesis's half-round "
+                           "study on 1 and 2 workers: docs/study/speedup.json; a free machine, about 15 min)")
+def study_speedup():
+    """`python bench/sweep_speedup.py --file bench/study_slice_halfround12.toml --json docs/study/speedup.json`."""
+    return _recorded("bench/sweep_speedup.py", "docs/study/speedup.json", "--file", "bench/study_slice_halfround12.toml")
+
+
+@producer("study-cluster", "docs/study/README.md (the slice on a hand-started dask scheduler and two dask workers, "
+                           "a worker and the driver killed mid-study, resumed, the table against the 2-worker run: "
+                           "docs/study/cluster.json; run study-speedup first)")
+def study_cluster():
+    """`python bench/sweep_cluster.py --reference runs/sweep-bench-study_slice_halfround12-2 --json
+    docs/study/cluster.json`."""
+    return _recorded("bench/sweep_cluster.py", "docs/study/cluster.json",
+                     "--reference", "runs/sweep-bench-study_slice_halfround12-2")
+
+
+@producer("events-m113-final", "docs/events.md (M113 results at h = 2.5e-4 s, the converged step: "
+                               "docs/events/results.json parts NAME-h2.5e-4, figures in docs/events/h2.5e-4/; "
+                               "`python bench/events_m113.py --step 2.5e-4`)")
+def events_m113_final():
+    """`python bench/events_m113.py --step 2.5e-4`: the thesis's full procedures at the step where the step limit
+    agrees with the thesis's 1e-4 s (parts already in docs/events/results.json are kept)."""
+    rows = _script("bench/events_m113.py", "--step", "2.5e-4")
+    return {"command": "python bench/events_m113.py --step 2.5e-4", "figures": rows, "mismatches": []}
+
+
 @producer("synthesis", "docs/synthesis.md (kim-2012 Table 3 and Figs. 7-8 on the 1/6 robot: RMS errors, CPU "
                        "ratios, largest stable steps; the figures go to docs/synthesis/)")
 def synthesis():

@@ -26,7 +26,8 @@ def _cli_step_climb(fidelity, out):
     from trackdyn.cli.main import app
 
     args = ["event", "step-climb", "--vehicle", "apc", "--fidelity", fidelity, "--search", "values",
-            "--values", str(HEIGHT), "--out", str(out), "--json"]
+            "--values", str(HEIGHT), "--step", "5e-4", "--out", str(out), "--json"]
+    # one step for every fidelity (the links events' default is 2.5e-4 s, the compliant fidelities' their 5e-4)
     for k, v in SHORT.items():
         args += ["--set", f"{k}={v}"]
     r = CliRunner().invoke(app, args)

@@ -50,7 +50,7 @@ def event(
     name: str = typer.Argument(..., help="Event: half-round, step-climb, gap-crossing, trapezoid, ride."),
     vehicle: str = typer.Option("m113", "--vehicle", help="Vehicle name or spec file."),
     fidelity: str = typer.Option("links", "--fidelity", help="Track model: a registered fidelity (trackdyn fidelities)."),
-    step: Optional[float] = typer.Option(None, "--step", help="Time step, s (default: the fidelity's own; links 5e-4)."),
+    step: Optional[float] = typer.Option(None, "--step", help="Time step, s (default: the fidelity's step for events; links 2.5e-4)."),
     out: Optional[Path] = typer.Option(None, "--out", help="Event folder: trials, figure(s), summary.json."),
     height_in: Optional[float] = typer.Option(None, "--height-in", help="half-round: obstacle height, in "
                                               "(4, 6, 8, 10, 12); trapezoid: barrier height (30)."),

@@ -22,8 +22,9 @@ With ``out`` the event writes one results folder per trial under
 ``out/trials/``, its standard figure(s) and, last, ``out/summary.json`` (the
 event result); an ``INCOMPLETE`` marker is present while it runs.
 
-The default step is the fidelity's own (``trackdyn fidelities``): for
-``links`` 5e-4 s rather than the thesis's 1e-4 s, a fifth of the cost; for
+The default step is the fidelity's step for events (``trackdyn fidelities``, ``event_step_s``): for
+``links`` 2.5e-4 s, where the M113's procedures agree with the thesis's 1e-4 s (its default 5e-4 s is
+not converged on obstacles: docs/events.md, "The time step of the events"); for
 ``massless`` its real-time 10 ms. A trial whose run diverges (a numerical failure, not an outcome of the
 procedure) is repeated with the step halved, up to ``refine`` times (default
 1); the repeats are listed under ``refinements`` and each trial reports its
@@ -53,9 +54,9 @@ import numpy as np
 from .. import terrain as T
 from .._version import __version__
 from ..driver import PID, FullThrottle
-from ..assembly.fidelities import LINKS_STEP
+from ..assembly.fidelities import LINKS_EVENT_STEP
 from ..errors import check_number
-from ..formulations.contract import get_formulation
+from ..formulations.contract import event_step as fidelity_event_step
 from ..io.results import INCOMPLETE_MARKER, _json_default, write_json_atomic
 from ..spec import get as get_spec
 from ..spec import scenario as _scenario  # _scenario.FIDELITIES: the fidelities registered at the look-up
@@ -74,7 +75,7 @@ __all__ = ["EventResult", "EventDiverged", "EVENTS", "DEFAULT_STEP", "resolve_ve
            "TRAPEZOID_TOP_LENGTHS_IN", "TRAPEZOID_SLOPES_DEG", "HALF_ROUND_HEIGHTS_IN", "INCH"]
 
 INCH = 0.0254
-DEFAULT_STEP = LINKS_STEP  # the links fidelity's default step; every event takes its fidelity's own
+DEFAULT_STEP = LINKS_EVENT_STEP  # the links fidelity's step for events; every event takes its fidelity's own
 HALF_ROUND_HEIGHTS_IN = (4, 6, 8, 10, 12)
 TRAPEZOID_TOP_LENGTHS_IN = (6, 30, 140)
 TRAPEZOID_SLOPES_DEG = (16, 26, 38, 68)
@@ -152,8 +153,8 @@ class _Context:
         if fidelity not in fidelities:
             raise ValueError(f"fidelity = {fidelity!r}: choose one of {fidelities}")
         self.fidelity = fidelity
-        if step is None:  # the fidelity's own step (links 5e-4, massless 1e-2)
-            step = get_formulation(fidelity).defaults(dict(scenario_options or {}))[1]
+        if step is None:  # the fidelity's step for events (links 2.5e-4, massless 1e-2)
+            step = fidelity_event_step(fidelity, scenario_options)
         self.step = _num("step", step, positive=True)
         self.output_step = _num("output_step", output_step, positive=True)
         ratio = self.output_step / self.step

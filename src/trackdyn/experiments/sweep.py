@@ -90,6 +90,7 @@ import numpy as np
 
 from .._version import __version__
 from ..assembly.geometry import GeometryError
+from ..formulations.contract import event_step, get_formulation
 from ..io.results import write_json_atomic
 from ..spec import SpecError
 from ..spec import scenario as _scenario  # _scenario.FIDELITIES: the fidelities registered at the look-up
@@ -141,9 +142,18 @@ class SweepSpec:
         return out
 
     def identity(self) -> dict:
-        """What must match for two runs to share an output folder (the grid may grow)."""
-        return {"vehicle": self.vehicle, "event": self.event, "options": self.options, "fidelity": self.fidelity,
-                "axes": sorted(self.grid)}
+        """What must match for two runs to share an output folder (the grid may grow).
+
+        ``step`` is the time step every point runs at: the options' ``step``, else the events' default step of
+        the fidelity (resolved now, so a folder whose points ran at another default is not continued at this
+        one); None where ``event.step`` is a grid axis.
+        """
+        opts = dict(self.options)
+        step = opts.pop("step", None)
+        if step is None and "event.step" not in self.grid:
+            step = event_step(self.fidelity or "links", _scenario_options(self.options))
+        return {"vehicle": self.vehicle, "event": self.event, "options": opts, "step": step,
+                "fidelity": self.fidelity, "axes": sorted(self.grid)}
 
     def to_dict(self) -> dict:
         return {"name": self.name, "vehicle": self.vehicle, "event": self.event, "fidelity": self.fidelity,
@@ -153,6 +163,27 @@ class SweepSpec:
     def shape(self) -> tuple:
         """Number of values per grid axis, in grid order."""
         return tuple(len(v) for v in self.grid.values())
+
+
+def _scenario_options(options: dict) -> dict:
+    """The fidelity's scenario options a sweep's event options name (``scenario_options.options``)."""
+    so = options.get("scenario_options") or {}
+    return dict(so.get("options") or {}) if isinstance(so, dict) else {}
+
+
+def normalised_identity(identity: dict) -> dict:
+    """A manifest's identity in today's form. Manifests written before the identity named its ``step`` (stop 29,
+    2026-12-01) ran at the options' step or the fidelity's default step of then: its ``default_step`` (the
+    events' step of ``links`` was its 5e-4 s default until then)."""
+    ident = dict(identity)
+    if "step" not in ident:
+        opts = dict(ident.get("options") or {})
+        step = opts.pop("step", None)
+        if step is None and "event.step" not in ident.get("axes", []):
+            fid = ident.get("fidelity") or "links"
+            step = get_formulation(fid).defaults(_scenario_options(opts))[1]
+        ident["options"], ident["step"] = opts, step
+    return ident
 
 
 def _fmt(v) -> str:
@@ -832,9 +863,12 @@ def run_sweep(spec, out, scheduler: str | None = None, workers: int | None = Non
     man_path = out / "manifest.json"
     if man_path.exists():
         old = json.loads(man_path.read_text(encoding="utf-8"))
-        if old.get("identity") != json.loads(json.dumps(spec.identity())):
-            raise ValueError(f"{out}: holds a different sweep (event, vehicle, options or axes differ); "
-                             "use another --out")
+        have, want = normalised_identity(old.get("identity") or {}), json.loads(json.dumps(spec.identity()))
+        if have != want:
+            diff = sorted(k for k in set(have) | set(want) if have.get(k) != want.get(k))
+            raise ValueError(f"{out}: holds a different sweep ({', '.join(diff)} differ: the folder's "
+                             f"{', '.join(f'{k} = {have.get(k)!r}' for k in diff)}, this sweep's "
+                             f"{', '.join(f'{k} = {want.get(k)!r}' for k in diff)}); use another --out")
     lock = _take_lock(out)
     try:
         return _run_locked(spec, out, text, man_path, scheduler, workers, progress, retry_failed, figures, series,

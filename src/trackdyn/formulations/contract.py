@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 __all__ = ["Formulation", "FormulationInfo", "Build", "register_formulation", "unregister_formulation",
-           "get_formulation", "formulation_names", "formulations"]
+           "get_formulation", "formulation_names", "formulations", "event_step"]
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,10 @@ class FormulationInfo:
         Its own time step, s, for scenarios that give none.
     default_integrator : str
         Its own integrator (a name of the integrator registry or its own stepper).
+    event_step : float, optional
+        Its step for the mobility events (obstacle impacts), s, where ``default_step`` is not converged on
+        them (measured, with the measurement named where it is set); None: ``default_step``. It applies to the
+        fidelity's default configuration: options that choose another default step (e.g. NSC contact) keep it.
     integrators : tuple of str
         The integrators it accepts.
     option_prefixes : tuple of str
@@ -93,9 +97,11 @@ class FormulationInfo:
     option_prefixes: tuple = ()
     benchmark: str = ""
     conformance: tuple = ()
+    event_step: float | None = None
 
     def to_dict(self) -> dict:
         return {"models": self.models, "cost": self.cost, "paper": self.paper, "default_step_s": self.default_step,
+                "event_step_s": self.event_step if self.event_step is not None else self.default_step,
                 "default_integrator": self.default_integrator, "integrators": list(self.integrators),
                 "option_prefixes": list(self.option_prefixes), "benchmark": self.benchmark,
                 "conformance": [{"scenario": s, "metric": m, "tolerance": t, "reason": r}
@@ -185,3 +191,13 @@ def formulation_names() -> tuple:
 def formulations() -> dict:
     """``name -> Formulation`` of every registered fidelity (a copy)."""
     return dict(_REGISTRY)
+
+
+def event_step(name: str, options: dict | None = None) -> float:
+    """The time step the mobility events take on fidelity ``name`` when none is given: its
+    ``info.event_step`` in its default configuration, else its default step for these scenario options."""
+    f = get_formulation(name)
+    step = f.defaults(dict(options or {}))[1]
+    if f.info.event_step is not None and step == f.info.default_step:
+        return f.info.event_step
+    return step
