@@ -57,8 +57,13 @@ FULL = {
 }
 
 #: The event each part runs.
-EVENT = {name: ("half-round" if name.startswith("half-round") else
-                "trapezoid" if name.startswith("trapezoid") else name) for name in FULL}
+def _event_of(part: str) -> str:
+    """The event a part runs: its name's prefix (``half-round-8in`` -> ``half-round``, ``gap-crossing-at-limit`` ->
+    ``gap-crossing``)."""
+    return next((e for e in ("half-round", "trapezoid", "gap-crossing", "step-climb") if part.startswith(e)), part)
+
+
+EVENT = {name: _event_of(name) for name in FULL}
 
 #: What fits in an hour of a shared machine (``--quick``): the step and gap limits bracketed by a few
 #: listed values instead of a bisection to 1 / 3 cm, three half-round speeds, and 2 of the 12 barriers
@@ -88,8 +93,7 @@ CHECKS = {
     "trapezoid-ditches-68": ["--speed", "2", "--set", 'kinds=["ditch"]', "--set", "top_lengths_in=[30,140]",
                              "--set", "slopes_deg=[68]"],
 }
-EVENT.update({name: ("half-round" if name.startswith("half-round") else "trapezoid" if name.startswith("trapezoid")
-                     else "gap-crossing") for name in CHECKS})
+EVENT.update({name: _event_of(name) for name in CHECKS})
 COMMANDS = FULL
 STEP = None  # ``--step H``: the procedures at step H (a string, as typed) instead of the events' default
 

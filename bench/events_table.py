@@ -56,7 +56,7 @@ def mechanism(res: dict) -> str:
 
 def table(step: str = "2.5e-4") -> str:
     data = json.loads((DOCS / "results.json").read_text(encoding="utf-8"))
-    rows = [f"| part | h = 5e-4 s (default) | h = {step} s | change | what limited it at {step} | trials | "
+    rows = [f"| part | h = 5e-4 s (the default until stop 29) | h = {step} s | change | what limited it at {step} | trials | "
             f"steps of the trials | wall at {step} |", "|---|---|---|---|---|---|---|---|"]
     for part in FULL:
         a, b = data.get(part), data.get(f"{part}-h{step}")

@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -78,8 +79,6 @@ def main(argv=None) -> dict:
     ap.add_argument("--driver-after", type=int, default=4, help="finished points before the driver is killed")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
-    import shutil
-
     shutil.rmtree(args.out, ignore_errors=True)
     port = _free_port()
     address = f"tcp://127.0.0.1:{port}"
