@@ -25,8 +25,9 @@ def test_contact_method_is_refused_by_name_before_anything_is_built():
             (td.Scenario(vehicle="m113", options=NSC, integrator="euler-implicit-linearized"),
              "steps with 'nsc-euler' only"),
             (td.Scenario(vehicle="m113", integrator="nsc-euler"), "accepts"),
-            (td.Scenario(vehicle="m113", options=NSC, terrain=td.terrain.Step(height=0.3, x=5.0)),
-             "terrain part .* is not supported"),
+            (td.Scenario(vehicle="m113", options=NSC,
+                         terrain=td.terrain.HeightField([-20.0, 20.0], [-5.0, 5.0], np.zeros((2, 2)))),
+             "terrain part HeightField is not supported .*mesh terrains"),
     ):
         with pytest.raises(ValueError, match=msg):
             prepare(scenario)  # the fidelity's check runs before the vehicle is built

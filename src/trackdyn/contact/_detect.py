@@ -1064,8 +1064,11 @@ def _point_profile(rec, n, c_w, b, pb, O, u, w3, p0, pcount, ptype, pa, pn, psmi
 
 @jit
 def _box_solid_profile(rec, n, s, b, s_pos, s_rot, s_par, sw_c, sw_R, O, u, w3, p0, pcount, ptype, pa, pn, psmin,
-                       psmax_cum, pmat, mat_pair_row, tid, dflt, pidx, s_lo, s_hi):
-    """Convex profile edges and half-round tops against the faces of box s (two stations across the box)."""
+                       psmax_cum, pmat, mat_pair_row, tid, dflt, pidx, s_lo, s_hi, cone_tol):
+    """Convex profile edges and half-round tops against the faces of box s (two stations across the box).
+
+    A face is pushed out by an edge if its push lies in the edge's normal cone, to ``cone_tol`` (the
+    sine of the angle by which it may lie outside: ``detect``'s argument)."""
     hb = (s_par[s, 0], s_par[s, 1], s_par[s, 2])
     cb = _r3(sw_c, s)
     # station axis: the box axis closest to the lateral direction
@@ -1105,7 +1108,8 @@ def _box_solid_profile(rec, n, s, b, s_pos, s_rot, s_par, sw_c, sw_R, O, u, w3, 
             push = vscale(-1.0, _m3(sw_R, s, nf))  # direction the box is pushed
             ds = vdot(push, u)
             dz = push[2]
-            ok = _cross2(pn[i, 2], pn[i, 3], ds, dz) >= -1e-12 and _cross2(ds, dz, pn[i, 0], pn[i, 1]) >= -1e-12
+            ok = (_cross2(pn[i, 2], pn[i, 3], ds, dz) >= -cone_tol
+                  and _cross2(ds, dz, pn[i, 0], pn[i, 1]) >= -cone_tol)
             if ok:
                 fo = i2 if fi == i1 else i1
                 for k in range(2):
@@ -1280,7 +1284,7 @@ POLY_LINE_KEY = 4096  # key features of a polyhedron: vertices 0.., terrain line
 
 @jit
 def _poly_line(rec, n, s, b, s_pos, s_rot, s_par, sw_c, sw_R, pf, f0, nf, a_w, de, tlo, thi, r, c1, c2, pair, dflt,
-               k1, pidx):
+               k1, pidx, cone_tol):
     """A terrain line (point a_w, unit direction de, parameter in [tlo, thi]; radius r: a half-round's axis)
     against the faces of convex polyhedron s.
 
@@ -1309,7 +1313,7 @@ def _poly_line(rec, n, s, b, s_pos, s_rot, s_par, sw_c, sw_R, pf, f0, nf, a_w, d
             fb = f
     nrm = (pf[fb, 0], pf[fb, 1], pf[fb, 2])
     push = vscale(-1.0, _m3(sw_R, s, nrm))
-    if vdot(c1, push) < -1e-12 or vdot(c2, push) < -1e-12:
+    if vdot(c1, push) < -cone_tol or vdot(c2, push) < -cone_tol:
         return n
     sn_b = _dir_body(s_rot, s, _e(j))
     tb = _to_body(s_pos, s_rot, s, vscale(pf[fb, 3], nrm))
@@ -1335,7 +1339,7 @@ def _poly_line(rec, n, s, b, s_pos, s_rot, s_par, sw_c, sw_R, pf, f0, nf, a_w, d
 
 @jit
 def _poly_solid_profile(rec, n, s, b, s_pos, s_rot, s_par, sw_c, sw_R, pf, O, u, w3, p0, pcount, ptype, pa, pn,
-                        psmin, psmax_cum, pmat, mat_pair_row, tid, dflt, pidx, s_lo, s_hi):
+                        psmin, psmax_cum, pmat, mat_pair_row, tid, dflt, pidx, s_lo, s_hi, cone_tol):
     """Convex profile edges and half-round tops (lines along the profile's lateral w3) against polyhedron s."""
     f0 = int(s_par[s, 2])
     nf = int(s_par[s, 3])
@@ -1351,7 +1355,7 @@ def _poly_solid_profile(rec, n, s, b, s_pos, s_rot, s_par, sw_c, sw_R, pf, O, u,
         c2 = (pn[i, 1] * u[0], pn[i, 1] * u[1], -pn[i, 0])
         n = _poly_line(rec, n, s, b, s_pos, s_rot, s_par, sw_c, sw_R, pf, f0, nf,
                        _prof_point(O, u, pa[i, 0], pa[i, 1]), w3, -1e300, 1e300, r, c1, c2, mat_pair_row[pmat[i]],
-                       dflt, _key1(tid, i), pidx)
+                       dflt, _key1(tid, i), pidx, cone_tol)
         i += 1
     return n
 
@@ -1378,7 +1382,7 @@ def _poly_solid_mesh(rec, n, s, b, s_pos, s_rot, s_par, sw_c, sw_R, pf, mV, mF, 
             c1 = vscale(sgn, vcross(de, n1))
             c2 = vscale(sgn, vcross(n2, de))
             n = _poly_line(rec, n, s, b, s_pos, s_rot, s_par, sw_c, sw_R, pf, f0, nf, p0, de, 0.0, Le, 0.0, c1, c2,
-                           pair, dflt, _key1(tid, f * 8 + 1 + k3), pidx)
+                           pair, dflt, _key1(tid, f * 8 + 1 + k3), pidx, 1e-12)
     return n
 
 
@@ -1403,11 +1407,14 @@ def _winkler_face(sw_R, s, hb, nrm):
 
 
 @jit
-def detect(rec, shp, sc, flt, ter, pos, R, margin, dflt, max_pen, wgrid):
+def detect(rec, shp, sc, flt, ter, pos, R, margin, dflt, max_pen, wgrid, cone_tol=1e-12):
     """All contact records of the current pose; returns how many were found (may exceed the capacity).
 
     ``shp``: shape arrays, ``sc``: per-step scratch, ``flt``: filters and the
-    material pair table, ``ter``: terrain arrays (see ``ContactSystem``).
+    material pair table, ``ter``: terrain arrays (see ``ContactSystem``). ``cone_tol``: how far (sine of
+    the angle) a face's push may lie outside a profile edge's normal cone for the edge to act on the face
+    (1e-12: round-off, SMC; NSC passes ``NscContact.CONE_TOL``: a face resting flat on an edge sits on the
+    cone's boundary, and round-off alone must not take the contact away for a step).
     """
     ns = shp.s_type.shape[0]
     shape_poses(shp.s_type, shp.s_body, shp.s_pos, shp.s_rot, shp.s_rid, shp.s_par, pos, R, margin, sc.sw_c,
@@ -1559,7 +1566,7 @@ def detect(rec, shp, sc, flt, ter, pos, R, margin, dflt, max_pen, wgrid):
                         n = _box_solid_profile(rec, n, s, b, s_pos, s_rot, s_par, sw_c, sw_R, _r3(ter.pr_O, k),
                                                _r3(ter.pr_u, k), _r3(ter.pr_w, k), ter.pr_start[k], ter.pr_count[k],
                                                ter.ptype, ter.pa, ter.pn, ter.psmin, ter.psmax_cum, ter.pmat, row,
-                                               tid, dflt, pidx, s_lo, s_hi)
+                                               tid, dflt, pidx, s_lo, s_hi, cone_tol)
                     elif kind == 2:
                         n = _box_solid_mesh(rec, n, s, b, s_pos, s_rot, s_par, sw_c, sw_R, ter.mV, ter.mF, ter.mFN,
                                             ter.mFE, ter.mE, ter.mEF, ter.mEC, cand, nc, pair0, tid, dflt, pidx)
@@ -1607,7 +1614,8 @@ def detect(rec, shp, sc, flt, ter, pos, R, margin, dflt, max_pen, wgrid):
                         n = _poly_solid_profile(rec, n, s, b, s_pos, s_rot, s_par, sw_c, sw_R, shp.pf,
                                                 _r3(ter.pr_O, k), _r3(ter.pr_u, k), _r3(ter.pr_w, k),
                                                 ter.pr_start[k], ter.pr_count[k], ter.ptype, ter.pa, ter.pn,
-                                                ter.psmin, ter.psmax_cum, ter.pmat, row, tid, dflt, pidx, s_lo, s_hi)
+                                                ter.psmin, ter.psmax_cum, ter.pmat, row, tid, dflt, pidx, s_lo, s_hi,
+                                                cone_tol)
                     elif kind == 2:
                         n = _poly_solid_mesh(rec, n, s, b, s_pos, s_rot, s_par, sw_c, sw_R, shp.pf, ter.mV, ter.mF,
                                              ter.mFN, ter.mFE, ter.mE, ter.mEF, ter.mEC, cand, nc, pair0, tid, dflt,

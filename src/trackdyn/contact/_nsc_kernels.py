@@ -31,6 +31,7 @@ import numpy as np
 
 from ..linsolve._ldl_kernels import supernodal_solve_inplace
 from ._detect import (
+    INV_SQRT3,
     POLY_LINE_KEY,
     S_BOX,
     S_CAPSULE,
@@ -58,7 +59,9 @@ def correct_records(n, rec, s_type, s_rot, ns, env, bad, s_v0, pv_offset):
 
     Side A of every record is the probe shape (key[0] >> 16), side B the target (key[1] >> 32: a shape index,
     or ``ns + terrain part``). Radii shrink by ``env``; box corners move back by ``env`` along each of their
-    axes; box faces (``K_PN``, ``K_DN``) move back by ``env`` along their normal, box edges (``K_PL``) and
+    axes; box faces (``K_PN``, ``K_DN``) move back by ``env`` along their normal (also a box's or a polyhedron's
+    face against a terrain line, ``_box_solid_profile`` and ``_poly_line``, whose station points move back onto
+    the true box's Gauss points), box edges (``K_PL``) and
     vertices (``K_PP``) along the axes the feature code names (``_detect._sphere_feature_box``,
     ``_detect._cylinder_box``); a polyhedron's vertex (its probe against a terrain) moves back by its offset
     ``pv_offset[s_v0[s] + vertex]`` (shape frame, :func:`poly_vertex_offsets`). Returns the number
@@ -78,6 +81,14 @@ def correct_records(n, rec, s_type, s_rot, ns, env, bad, s_v0, pv_offset):
         elif tA == S_CYLINDER:
             if kind == K_DN or kind == K_PL:  # rim on a face or along an edge (a wheel on a box)
                 rec.ra[r] -= env
+        elif tA == S_BOX and sub >= 40 and sub < 64:
+            # a face against a terrain line (_box_solid_profile: 40 + 8 station + 2 face axis + sign; the box is
+            # side B): the face point back along its normal, the station back onto the true box's Gauss point
+            for k in range(3):
+                rec.tb[r, k] -= env * rec.te[r, k]
+            st = (-1.0 if (sub - 40) // 8 == 0 else 1.0) * env * INV_SQRT3
+            for k in range(3):
+                rec.sp[r, k] -= st * rec.sn[r, k]
         elif tA == S_BOX:
             c = sub - 32 if sub >= 32 else sub  # 32 + c: a corner on a wheel's flat side (_cylinder_box)
             if c < 0 or c > 7:
@@ -87,7 +98,11 @@ def correct_records(n, rec, s_type, s_rot, ns, env, bad, s_v0, pv_offset):
                     sg = 1.0 if (c >> i) & 1 else -1.0
                     for k in range(3):
                         rec.pa[r, k] -= env * sg * s_rot[sA, k, i]
-        elif tA == S_POLY and sub < POLY_LINE_KEY:  # a vertex probe (Winkler probes and lines are not NSC's)
+        elif tA == S_POLY and sub >= POLY_LINE_KEY and sub < 2 * POLY_LINE_KEY:
+            # a face against a terrain line (_poly_line; the polyhedron is side B, its face planes grown by env)
+            for k in range(3):
+                rec.tb[r, k] -= env * rec.te[r, k]
+        elif tA == S_POLY and sub < POLY_LINE_KEY:  # a vertex probe (Winkler probes are not NSC's)
             iv = s_v0[sA] + sub
             for k in range(3):
                 rec.pa[r, k] -= (s_rot[sA, k, 0] * pv_offset[iv, 0] + s_rot[sA, k, 1] * pv_offset[iv, 1]

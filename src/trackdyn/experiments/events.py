@@ -153,8 +153,9 @@ class _Context:
         if fidelity not in fidelities:
             raise ValueError(f"fidelity = {fidelity!r}: choose one of {fidelities}")
         self.fidelity = fidelity
-        if step is None:  # the fidelity's step for events (links 2.5e-4, massless 1e-2)
-            step = fidelity_event_step(fidelity, scenario_options)
+        if step is None:  # the fidelity's step for events (links 2.5e-4, NSC 1e-3, massless 1e-2)
+            # scenario_options are Scenario fields; the fidelity's own options are their ``options``
+            step = fidelity_event_step(fidelity, dict((scenario_options or {}).get("options") or {}))
         self.step = _num("step", step, positive=True)
         self.output_step = _num("output_step", output_step, positive=True)
         ratio = self.output_step / self.step

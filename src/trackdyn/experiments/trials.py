@@ -225,7 +225,8 @@ class Monitor:
             ct = self.contact.contacts()
         except ValueError:
             return None
-        return ct if len(ct["body_a"]) else None
+        # NSC lists its contacts' forces once a step has staged its impulses
+        return ct if len(ct["body_a"]) and "normal_force" in ct else None
 
     def _hull_force_now(self) -> float:
         """The hull's total contact force with the terrain at the last evaluation (N), without copying the
@@ -233,11 +234,12 @@ class Monitor:
         if self.contact is not None and hasattr(self.contact, "records"):
             try:
                 rec, out, n = self.contact.records()
-            except ValueError:
-                return 0.0
-            b, fn, c = rec.body[:n], out.fn[:n], self.c
-            hull = (((b[:, 0] == c) & (b[:, 1] < 0)) | ((b[:, 1] == c) & (b[:, 0] < 0))) & (fn > 0)
-            return float(fn[hull].sum())
+            except ValueError:  # nothing evaluated yet, or no records (NSC): contacts() below
+                rec = None
+            if rec is not None:
+                b, fn, c = rec.body[:n], out.fn[:n], self.c
+                hull = (((b[:, 0] == c) & (b[:, 1] < 0)) | ((b[:, 1] == c) & (b[:, 0] < 0))) & (fn > 0)
+                return float(fn[hull].sum())
         ct = self._contacts()
         return self._hull_force(ct)[0] if ct is not None else 0.0
 

@@ -105,9 +105,11 @@ STEEL = Material("steel", friction=0.4)
 
 
 def _scene(specs, ground=True, envelope=0.01):
-    """specs: (shape, pos, quat) per body; returns (system, nsc)."""
+    """specs: (shape, pos, quat) per body; ground: True (flat), False (none) or a terrain; returns (system, nsc)."""
     m = td.Model()
-    nsc = NscContact(m, terrain=terrain.Flat(material=STEEL) if ground else None, envelope=envelope)
+    if ground is True:
+        ground = terrain.Flat(material=STEEL)
+    nsc = NscContact(m, terrain=ground or None, envelope=envelope)
     for k, (shape, pos, quat) in enumerate(specs):
         b = m.add_body(f"b{k}", mass=1.0 + k, inertia=[0.02, 0.03, 0.04], pos=pos, quat=quat)
         nsc.add_shape(b, shape, material=STEEL)
@@ -200,6 +202,50 @@ def test_envelope_finds_a_polyhedron_s_vertices_with_their_true_gap(quat):
     assert abs(got[0] - 0.004) < 1e-12
 
 
+STEP = terrain.ProfileTerrain([terrain.Step(height=0.2, x=1.0)], material=STEEL)  # top z = 0.2 from x = 1
+HALF_ROUND = terrain.ProfileTerrain([terrain.HalfRound(height=0.2, x=1.0)], material=STEEL)  # axis (1.2, 0)
+DITCH = terrain.ProfileTerrain([terrain.Gap(width=0.5, depth=0.5, x=1.0)], material=STEEL)  # walls x = 1, 1.5
+D45 = 1.0 / math.sqrt(2.0)
+# a prism 0.6 x 0.6 x 0.2 m (polyhedron), its bottom face at z = -0.1 in the body frame
+PRISM = shapes.ConvexPolyhedron([[x, y, z] for x in (-0.3, 0.3) for y in (-0.3, 0.3) for z in (-0.1, 0.1)])
+
+
+@pytest.mark.parametrize(("specs", "ground", "gaps"), [
+    # sphere 4 mm above the step's top
+    ([(shapes.Sphere(0.1), [1.5, 0, 0.304], [1, 0, 0, 0])], STEP, [0.004]),
+    # sphere 5 mm from the step's edge (a convex profile vertex), along the diagonal of its normal cone
+    ([(shapes.Sphere(0.1), [1.0 - 0.105 * D45, 0, 0.2 + 0.105 * D45], [1, 0, 0, 0])], STEP, [0.005]),
+    # sphere 6 mm from the ditch's near wall
+    ([(shapes.Sphere(0.1), [1.106, 0, -0.3], [1, 0, 0, 0])], DITCH, [0.006]),
+    # sphere 5 mm above the half-round's crest (an arc)
+    ([(shapes.Sphere(0.1), [1.2, 0, 0.305], [1, 0, 0, 0])], HALF_ROUND, [0.005]),
+    # a wheel slice 5 mm above the step's top
+    ([(shapes.Cylinder(0.3, 0.1, slices=1), [1.5, 0, 0.505], [1, 0, 0, 0])], STEP, [0.005]),
+    # box corners 3 mm above the step's top
+    ([(shapes.Box([0.2, 0.3, 0.1]), [1.5, 0, 0.253], [1, 0, 0, 0])], STEP, [0.003] * 4),
+    # a box across the step's edge, its bottom 3 mm above the top: two corners over the top, the edge line
+    # against the bottom face at its two stations (the overhanging corners are 0.203 m above the low ground)
+    ([(shapes.Box([0.4, 0.3, 0.1]), [1.0, 0, 0.253], [1, 0, 0, 0])], STEP, [0.003] * 4),
+    # the same, nose up by 0.1 rad about the edge's line: the bottom face still 3 mm from the edge, its
+    # corners out of the envelope (the face's normal inside the edge's normal cone: a line contact)
+    ([(shapes.Box([0.4, 0.3, 0.1]), [1.0 - 0.053 * math.sin(0.1), 0, 0.2 + 0.053 * math.cos(0.1)],
+       [math.cos(0.05), 0, -math.sin(0.05), 0])], STEP, [0.003] * 2),
+    # a prism (polyhedron) across the step's edge, its bottom 4 mm above the top: two vertices and the two
+    # stations of the edge line against its bottom face
+    ([(PRISM, [1.0, 0, 0.304], [1, 0, 0, 0])], STEP, [0.004] * 4),
+    # a box's bottom face 2 mm above the half-round's crest: the crest line (radius 0.2) at two stations
+    ([(shapes.Box([0.2, 0.3, 0.1]), [1.2, 0, 0.252], [1, 0, 0, 0])], HALF_ROUND, [0.002] * 2),
+])
+def test_envelope_on_profile_terrain_finds_contacts_with_their_true_gap(specs, ground, gaps):
+    """Steps, half-rounds and ditches (profile terrains): every record found on the inflated shapes, points,
+    faces against the profile's edges and crests, is moved back onto the true shapes and has its true gap."""
+    system, nsc = _scene(specs, ground)
+    _, m = _detect(system, nsc, system.q0, system.v0)
+    got = sorted(nsc.c_phi[:m].tolist())
+    assert len(got) == len(gaps), got
+    np.testing.assert_allclose(got, sorted(gaps), atol=1e-12)
+
+
 def test_contacts_beyond_the_envelope_are_not_reported():
     system, nsc = _scene([(shapes.Sphere(0.1), [0, 0, 0.2], [1, 0, 0, 0])], True, envelope=0.01)
     _, m = _detect(system, nsc, system.q0, system.v0)
@@ -218,10 +264,39 @@ def test_jacobian_rows_against_finite_differences(seed):
              (shapes.Sphere(0.08), [-0.3, -0.2, 0.2 + 0.08 + 0.01], [1, 0, 0, 0]),
              (shapes.Capsule(0.04, 0.3), [0.3, -0.3, 0.2 + 0.04 + 0.02], tilt)]
     system, nsc = _scene(specs, True, envelope=0.05)
+    _check_rows(system, nsc, rng, 4)
+
+
+@pytest.mark.filterwarnings("ignore:.*no narrow phase for shape pairs")
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 2**31 - 1))
+def test_jacobian_rows_on_profile_terrain_against_finite_differences(seed):
+    """As above on a step's edge and a half-round's crest: faces against terrain lines (boxes, a polyhedron),
+    corners and a sphere. The faces on lines are tilted about the line only: a face at an angle to the line
+    has a gap that also changes as the station's cut slides along the line, which is not a material point's
+    motion (the row is the material point's velocity, checked exactly in ``_check_rows``)."""
+    rng = np.random.default_rng(seed)
+
+    def on_line(axis_x, axis_z, reach, lo, hi, y=0.0):
+        """(pos, quat) of a body turned by a in [lo, hi] about y whose bottom face lies reach from (x, z)."""
+        a = rng.uniform(lo, hi)
+        return [axis_x + reach * math.sin(a), y, axis_z + reach * math.cos(a)], [math.cos(a / 2), 0, math.sin(a / 2), 0]
+
+    ground = terrain.ProfileTerrain([terrain.Step(height=0.2, x=1.0), terrain.HalfRound(height=0.2, x=3.0)],
+                                    material=STEEL)
+    specs = [(shapes.Box([0.4, 0.3, 0.1]), *on_line(1.0, 0.2, 0.05 + 0.005, -0.08, 0.0)),  # nose up
+             (PRISM, *on_line(1.0, 0.2, 0.1 + 0.005, -0.08, 0.0, y=1.0)),
+             (shapes.Box([0.2, 0.3, 0.1]), *on_line(3.2, 0.0, 0.2 + 0.05 + 0.004, -0.08, 0.08)),  # the crest
+             (shapes.Sphere(0.1), [1.0 - 0.105 * D45, -1.0, 0.2 + 0.105 * D45], [1, 0, 0, 0])]
+    system, nsc = _scene(specs, ground, envelope=0.05)
+    _check_rows(system, nsc, rng, 7)
+
+
+def _check_rows(system, nsc, rng, at_least):
     q = system.q0.copy()
     v = rng.normal(scale=0.5, size=q.shape[:1] + (6,))
     keys, m = _detect(system, nsc, q, v)
-    assert m >= 4
+    assert m >= at_least
     Dv = np.empty(3 * m)
     NK.gather_D(m, nsc.c_body, nsc.c_D, NK.NO_PERM, v.ravel(), Dv)
     frames, points, bodies = nsc.c_frame[:m].copy(), nsc.c_point[:m].copy(), nsc.c_body[:m].copy()
@@ -258,8 +333,8 @@ def test_unsupported_pairs_and_terrains_are_refused_by_name():
     nsc.add_shape(b, shapes.Segment([0, 0, 0], [1, 0, 0]))
     with pytest.raises(ValueError, match="'segment' is not supported"):
         AbsoluteSystem(m, providers=[nsc])
-    with pytest.raises(ValueError, match="ProfileTerrain|plane terrains only"):
-        NscContact(m, terrain=terrain.ProfileTerrain([terrain.Step(height=0.2, x=1.0)]))
+    with pytest.raises(ValueError, match="HeightField.*mesh terrains"):
+        NscContact(m, terrain=terrain.HeightField([0.0, 1.0], [0.0, 1.0], np.zeros((2, 2))))
     for kw, word in (({"envelope": 0.0}, "envelope"), ({"recovery_speed": -1}, "recovery_speed"),
                      ({"restitution": 1.5}, "restitution"), ({"restitution": "chrono"}, "restitution")):
         with pytest.raises(ValueError, match=word):

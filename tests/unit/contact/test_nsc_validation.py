@@ -347,3 +347,97 @@ def test_pin_rests_in_a_sprocket_gap():
     assert sim.integrator.last["contacts"] == 2
     assert np.linalg.norm(sim.state.q[0, :3] - x0) < 1e-9
     assert nsc.body_out[0, 2] == pytest.approx(mass * G, rel=1e-6)
+
+
+# --------------------------------------------------------------------------- profile terrains (steps, ramps)
+def _box_on_ramp(theta, mu):
+    """The 2 kg box of ``_box_on_incline`` resting 1 m up the rising flank (slope theta) of a trapezoidal
+    barrier, a profile terrain: its corners against the flank's segment. Down-hill is (-cos θ, 0, -sin θ)."""
+    n = np.array([-math.sin(theta), 0.0, math.cos(theta)])
+    foot = np.array([math.cos(theta), 0.0, math.sin(theta)])  # 1 m along the flank from its foot at x = 0
+    m = td.Model()
+    box = m.add_body("box", mass=2.0, inertia=[0.01, 0.01, 0.01], pos=(foot + 0.05 * n).tolist(),
+                     quat=[math.cos(theta / 2), 0.0, -math.sin(theta / 2), 0.0])
+    mat = Material("steel", friction=mu)
+    ramp = terrain.TrapezoidBarrier(height=1.0, top_length=1.0, slope=theta, x=0.0)
+    nsc = NscContact(m, terrain=terrain.ProfileTerrain([ramp], material=mat))
+    nsc.add_shape(box, shapes.Box([0.2, 0.2, 0.1]), material=mat)
+    return m, nsc, n, -foot
+
+
+@pytest.mark.parametrize("mu_offset", [0.01, -0.01])
+def test_block_on_a_profile_ramp_sticks_or_slides_as_on_the_incline(mu_offset):
+    """A profile segment is a plane to the box: with μ = tan θ + 0.01 it sticks (drift < 1e-9 m over 2 s),
+    with tan θ - 0.01 it slides at g (sin θ - μ cos θ) to 1e-6 relative, on its four corners."""
+    theta = math.radians(30.0)
+    mu = math.tan(theta) + mu_offset
+    m, nsc, n, down = _box_on_ramp(theta, mu)
+    sim = _sim(m, nsc, 1e-3)
+    x0 = sim.state.q[0, :3].copy()
+    speeds = []
+    for _ in range(2000):
+        sim.step()
+        speeds.append(sim.state.v[0, :3] @ down)
+    assert sim.integrator.counters["contact_unconverged"] == 0
+    assert sim.integrator.last["contacts"] == 4
+    if mu_offset > 0:
+        drift = np.linalg.norm(sim.state.q[0, :3] - x0)
+        assert drift < 1e-9, drift
+    else:
+        a = (speeds[1999] - speeds[499]) / 1.5
+        a_exact = G * (math.sin(theta) - mu * math.cos(theta))
+        assert abs(a - a_exact) < 1e-6 * a_exact, (a, a_exact)
+        lift = (sim.state.q[0, :3] - x0) @ n
+        assert abs(lift) < 1e-9, lift
+
+
+def test_box_across_a_step_edge_rests_on_the_edge_and_its_far_corners():
+    """A 0.6 m box lying across a step's edge, 0.2 m of it overhanging, its centre of mass 0.1 m in from the
+    edge: the edge line (a terrain line against the bottom face, two stations) carries 3/4 of the weight and
+    the two far corners 1/4 (moments about the edge and the corners), and the box stays put."""
+    m = td.Model()
+    mass = 3.0
+    box = m.add_body("box", mass=mass, inertia=[0.05, 0.1, 0.1], pos=[1.1, 0.0, 0.2 + 0.05])
+    mat = Material("steel", friction=0.5)
+    nsc = NscContact(m, terrain=terrain.ProfileTerrain([terrain.Step(height=0.2, x=1.0)], material=mat))
+    nsc.add_shape(box, shapes.Box([0.6, 0.3, 0.1]), material=mat)
+    h = 1e-3
+    sim = _sim(m, nsc, h)
+    x0 = sim.state.q[0, :3].copy()
+    for _ in range(500):
+        sim.step()
+    assert sim.integrator.counters["contact_unconverged"] == 0
+    keys, imp, _ = nsc._staged
+    sub = keys[:, 0] & 0xFFFF
+    line = (sub >= 40) & (sub < 64)
+    weight = mass * G
+    assert int(np.sum(line)) == 2 and int(np.sum(~line)) == 2, sub
+    # world impulses on side B: the box for the edge's records (the ground is their side A), the ground for
+    # the corners' (the box is their side A)
+    f_line = imp[line, 2].sum() / h
+    f_corners = -imp[~line, 2].sum() / h
+    assert abs(f_line - 0.75 * weight) < 1e-6 * weight, (f_line, f_corners)
+    assert abs(f_corners - 0.25 * weight) < 1e-6 * weight, (f_line, f_corners)
+    assert np.linalg.norm(sim.state.q[0, :3] - x0) < 1e-9
+
+
+def test_contacts_list_the_step_s_forces_as_smc_names_them():
+    """contacts() gives each contact's normal force (the step's impulse over h) and tangential force, the keys
+    SMC's contacts() has and the event monitors read: a box resting on a profile's top carries its weight on
+    its four corners; nothing is listed as a force before a step."""
+    m = td.Model()
+    box = m.add_body("box", mass=2.0, inertia=[0.01] * 3, pos=[1.5, 0.0, 0.2 + 0.05])
+    mat = Material("steel", friction=0.5)
+    nsc = NscContact(m, terrain=terrain.ProfileTerrain([terrain.Step(height=0.2, x=1.0)], material=mat))
+    nsc.add_shape(box, shapes.Box([0.2, 0.2, 0.1]), material=mat)
+    sim = _sim(m, nsc, 1e-3)
+    assert "normal_force" not in nsc.contacts()
+    for _ in range(50):
+        sim.step()
+    ct = nsc.contacts()
+    assert len(ct["normal_force"]) == 4 and ct["tangential_force"].shape == (4, 3)
+    # the box is side A of its corners' records: the ground pushes it against the normal
+    up = -(ct["normal"] * ct["normal_force"][:, None]).sum(axis=0)
+    np.testing.assert_allclose(up, [0.0, 0.0, 2.0 * G], rtol=0, atol=1e-6 * 2.0 * G)
+    with pytest.raises(ValueError, match="no SMC contact records"):
+        nsc.records()

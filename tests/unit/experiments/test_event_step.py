@@ -20,6 +20,9 @@ def test_links_events_run_at_their_converged_step_and_scenarios_at_the_default()
     assert event_step("massless") == get_formulation("massless").info.default_step == 1e-2
     assert _Context("step-climb", "m113", "links", None, 0.01, None, None, None, None).step == 2.5e-4
     assert _Context("step-climb", "m113", "links", 5e-4, 0.01, None, None, None, None).step == 5e-4
+    # an event's scenario_options are Scenario fields: NSC is their options' contact.method
+    nsc = {"options": {"contact.method": "nsc"}}
+    assert _Context("step-climb", "m113", "links", None, 0.01, None, None, None, nsc).step == 1e-3
     listing = get_formulation("links").info.to_dict()
     assert listing["default_step_s"] == 5e-4 and listing["event_step_s"] == 2.5e-4
 
