@@ -11,7 +11,8 @@ be continued in a later sitting. Run one group per core, e.g.::
     python bench/events_m113.py step-climb half-round-12in half-round-10in half-round-8in ride &
     python bench/events_m113.py gap-crossing trapezoid-barriers trapezoid-ditches half-round-6in half-round-4in &
 
-``--quick`` runs the reduced settings of :data:`QUICK`, ``--checks`` the trials at each limit of :data:`CHECKS`. ``--step H`` runs the full procedures at the time step H
+``--quick`` runs the reduced settings of :data:`QUICK`, ``--checks`` the trials at each limit of :data:`CHECKS`,
+``--nsc`` the trials at the SMC limits under non-smooth contact of :data:`NSC` (issue #29). ``--step H`` runs the full procedures at the time step H
 instead of the default (the parts are kept as ``NAME-hH`` in results.json, their folders are runs/events/NAME-hH and
 their figures docs/events/hH/), e.g. the final figures at the converged step of issue #28::
 
@@ -94,6 +95,17 @@ CHECKS = {
                              "--set", "slopes_deg=[68]"],
 }
 EVENT.update({name: _event_of(name) for name in CHECKS})
+
+#: The M113 under non-smooth contact (issue #29, docs/contact-nsc.md), ``--nsc``: the trials at the SMC limits of
+#: the final figures (2.5e-4 s), with ``contact.method = "nsc"`` (stepped by nsc-euler at its 1e-3 s), on the
+#: same hull, geometry and materials: the step at 0.852 m, the gap at 1.80 m, the 12 in half-round at the two
+#: speeds around its SMC limit (1.56 m/s).
+NSC = {
+    "step-climb-nsc": ["--search", "values", "--values", "0.852", "--set", "contact.method=nsc"],
+    "gap-crossing-nsc": ["--search", "values", "--values", "1.8", "--set", "contact.method=nsc"],
+    "half-round-12in-nsc": ["--height-in", "12", "--speeds", "1.5,2", "--set", "contact.method=nsc"],
+}
+EVENT.update({name: _event_of(name) for name in NSC})
 COMMANDS = FULL
 STEP = None  # ``--step H``: the procedures at step H (a string, as typed) instead of the events' default
 
@@ -168,13 +180,14 @@ def _done(name) -> bool:
         return False
     # and at the step this command runs at now: the parts without --step ran at the events' default of their
     # day (5e-4 s until stop 29, 2.5e-4 s since), so a run at today's default does not skip them
-    from trackdyn.events import DEFAULT_STEP
+    from trackdyn.formulations.contract import event_step
 
-    return (rec.get("result") or {}).get("step_size_s") == (float(STEP) if STEP is not None else DEFAULT_STEP)
+    default = event_step("links", {"contact.method": "nsc"} if COMMANDS is NSC else {})
+    return (rec.get("result") or {}).get("step_size_s") == (float(STEP) if STEP is not None else default)
 
 
 def _settings() -> str:
-    return "quick" if COMMANDS is QUICK else "checks" if COMMANDS is CHECKS else "full"
+    return {id(QUICK): "quick", id(CHECKS): "checks", id(NSC): "nsc"}.get(id(COMMANDS), "full")
 
 
 def main(names):
@@ -191,7 +204,9 @@ def main(names):
         COMMANDS = QUICK
     if "--checks" in names:
         COMMANDS = CHECKS
-    names = [n for n in names if n not in ("--collect", "--quick", "--checks", "--redo")]
+    if "--nsc" in names:
+        COMMANDS = NSC
+    names = [n for n in names if n not in ("--collect", "--quick", "--checks", "--nsc", "--redo")]
     unknown = [n for n in names if n not in COMMANDS]
     if unknown:
         raise SystemExit(f"unknown part(s) {unknown}; choose from {list(COMMANDS)}")

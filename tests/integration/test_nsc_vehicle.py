@@ -119,3 +119,17 @@ def test_command_line_passes_contact_method_to_the_scenario():
         r = CliRunner().invoke(app, args)
         assert r.exit_code == 1, (args, r.output)
         assert "contact.method'] = 'rigid': choose one of ['smc', 'nsc']" in r.output, r.output
+
+
+def test_vehicle_nsc_solves_to_the_vehicle_tolerance_unless_told():
+    """On the vehicle the contact solver stops at 1e-5 m/s with a cap of 5 000 iterations (nsc-euler's own
+    1e-9 m/s is out of the M113's reach: every round at the cap); a scenario's own values win."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        it = prepare(td.Scenario(vehicle="m113", options=NSC)).sim.integrator
+        assert (it.tol, it.max_iter) == (1e-5, 5000)
+        it = prepare(td.Scenario(vehicle="m113", options={**NSC, "contact_tolerance": 1e-6,
+                                                          "contact_max_iterations": 700})).sim.integrator
+        assert (it.tol, it.max_iter) == (1e-6, 700)

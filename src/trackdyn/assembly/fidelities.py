@@ -122,6 +122,13 @@ class LinksFormulation:
     #: ``contact.method = "nsc"``: its stepper and default step (s), issue #29's vehicle step
     NSC_INTEGRATOR = "nsc-euler"
     NSC_STEP = 1e-3
+    #: ``contact.method = "nsc"``: the contact solver's settings on the vehicle unless the scenario gives them
+    #: (``nsc-euler``'s own defaults, 1e-9 m/s and 1 000 iterations, are those of the small validation
+    #: problems). 1e-9 m/s is out of reach on the M113 (its Delassus operator's spread is 8 000,
+    #: docs/contact-nsc.md): every Coulomb round of a step-climb trial's settle hit the cap, 46 000 iterations
+    #: in one step, 3.6 s of wall time per step. 1e-5 m/s moves a point by 1e-8 m per step; 5 000 iterations
+    #: left no Anitescu step of the cruise above it (1 000 left 4 of 20).
+    NSC_OPTIONS = {"contact_tolerance": 1e-5, "contact_max_iterations": 5000}
 
     @staticmethod
     def _method(options) -> str:
@@ -177,6 +184,8 @@ class LinksFormulation:
         cls = INTEGRATORS.get(integrator, integrator) if isinstance(integrator, str) else integrator
         if "constraint_stiffness" in inspect.signature(cls).parameters:
             integrator_options = {"constraint_stiffness": LINKS_CONSTRAINT_STIFFNESS, **integrator_options}
+        if method == "nsc":
+            integrator_options = {**self.NSC_OPTIONS, **integrator_options}
         return Build(spec, vm, system, contact, drivetrain, sc.integrator, integrator_options)
 
 
