@@ -208,10 +208,10 @@ def _tangents(n):
 
 
 @jit
-def contact_frames(n, rec, pos, R, vel, omega_w, pair_mu, pair_e, pair_roll, keep_gap, c_body, c_frame, c_point,
-                   c_phi, c_mu, c_e, c_un, c_D, c_key, c_kind, c_parent, c_roll, S):
+def contact_frames(n, rec, pos, R, vel, omega_w, pair_mu, pair_e, pair_roll, pair_spin, keep_gap, c_body, c_frame,
+                   c_point, c_phi, c_mu, c_e, c_un, c_D, c_key, c_kind, c_parent, c_roll, S):
     """Frames, gaps and Jacobian rows of the corrected records whose gap is below ``keep_gap``; returns
-    their count of blocks (the arrays need room for 2n).
+    their count of blocks (the arrays need room for 3n).
 
     ``c_frame[i]`` rows (n, t1, t2), world; ``c_phi`` the signed distance (m, negative: penetration);
     ``c_un`` the normal relative velocity at the step's start (m/s); ``c_D[i, k]`` the 12 Jacobian entries
@@ -219,7 +219,10 @@ def contact_frames(n, rec, pos, R, vel, omega_w, pair_mu, pair_e, pair_roll, kee
     A contact of a pair with rolling friction (``pair_roll > 0``, m) is followed by a rolling block
     (``c_kind`` 1, ``c_parent`` its contact): torque impulses about (n, t1, t2) on the relative angular
     velocity ``ω_B - ω_A``, spin held at zero torque, rolling torque in the disc ``c_roll γ_n`` (the
-    stepper sets the radius ``c_mu`` from the contact's normal impulse).
+    stepper sets the radius ``c_mu`` from the contact's normal impulse). A contact of a pair with spinning
+    friction (``pair_spin > 0``, m) is followed by a spinning block (``c_kind`` 2, ``c_roll`` the coefficient
+    ``c_s``): its first row the relative angular velocity about n, its torque impulse in ``[-c_s γ_n, c_s γ_n]``,
+    its other two rows empty (their impulses stay zero).
     """
     m = 0
     cx = S[0]
@@ -290,9 +293,9 @@ def contact_frames(n, rec, pos, R, vel, omega_w, pair_mu, pair_e, pair_roll, kee
         c_parent[m] = m
         c_roll[m] = 0.0
         m += 1
+        i = m - 1
         cr_ = pair_roll[pr]
         if cr_ > 0.0:
-            i = m - 1
             c_body[m, 0] = bA
             c_body[m, 1] = bB
             for d in range(3):
@@ -321,6 +324,36 @@ def contact_frames(n, rec, pos, R, vel, omega_w, pair_mu, pair_e, pair_roll, kee
                     for k in range(3):
                         c_D[m, d, o + 3 + k] = sg * (R[b, 0, k] * c_frame[m, d, 0] + R[b, 1, k] * c_frame[m, d, 1]
                                                      + R[b, 2, k] * c_frame[m, d, 2])
+            m += 1
+        cs_ = pair_spin[pr]
+        if cs_ > 0.0:
+            c_body[m, 0] = bA
+            c_body[m, 1] = bB
+            for d in range(3):
+                for k in range(3):
+                    c_frame[m, d, k] = c_frame[i, d, k]
+                for j in range(12):
+                    c_D[m, d, j] = 0.0
+            for k in range(3):
+                c_point[m, k] = c_point[i, k]
+            c_phi[m] = c_phi[i]
+            c_mu[m] = 0.0
+            c_e[m] = 0.0
+            c_un[m] = 0.0
+            c_key[m, 0] = c_key[i, 0] | (np.int64(1) << 61)
+            c_key[m, 1] = c_key[i, 1]
+            c_kind[m] = 2
+            c_parent[m] = i
+            c_roll[m] = cs_
+            for side in range(2):
+                b = bA if side == 0 else bB
+                if b < 0:
+                    continue
+                sg = -1.0 if side == 0 else 1.0
+                o = 6 * side
+                for k in range(3):
+                    c_D[m, 0, o + 3 + k] = sg * (R[b, 0, k] * c_frame[i, 0, 0] + R[b, 1, k] * c_frame[i, 0, 1]
+                                                 + R[b, 2, k] * c_frame[i, 0, 2])
             m += 1
     return m
 
@@ -414,8 +447,11 @@ def block_scale(m, c_body, c_D, mass, inv_inertia, eta):
 
 @nb.njit(cache=True, inline="always")
 def _project(kind, mu, gn, g1, g2):
-    """Euclidean projection of (γ_n, γ_t) onto the cone |γ_t| ≤ μ γ_n (kind 0), or of a rolling block onto
-    {spin = 0, |(g1, g2)| ≤ mu} (kind 1: mu is the disc's radius)."""
+    """Euclidean projection of (γ_n, γ_t) onto the cone |γ_t| ≤ μ γ_n (kind 0), of a rolling block onto
+    {spin = 0, |(g1, g2)| ≤ mu} (kind 1: mu is the disc's radius), or of a spinning block onto
+    {|spin| ≤ mu, 0, 0} (kind 2)."""
+    if kind == 2:
+        return min(max(gn, -mu), mu), 0.0, 0.0
     s = math.sqrt(g1 * g1 + g2 * g2)
     if kind != 0:
         if s <= mu:

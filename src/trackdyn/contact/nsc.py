@@ -23,7 +23,7 @@ of the pair's); the restitution of NSC impacts is ``restitution`` (default 0)
 or, per material pair, :meth:`NscContact.set_impact` -- a material's
 ``restitution`` sets SMC damping and is not used here unless
 ``restitution="material"``. Rolling friction (``rolling_friction``, m) adds a
-rolling block to each contact of the pair. docs/contact-nsc.md has the
+rolling block to each contact of the pair, spinning friction (``spinning_friction``, m) a spinning block. docs/contact-nsc.md has the
 equations and the measured validation.
 
 Example
@@ -104,7 +104,11 @@ class NscContact(ContactSystem):
     rolling_friction : float
         Rolling friction coefficient ``c_r`` (m) of every pair (default 0, none): a torque opposing the
         relative rolling of the two bodies, at most ``c_r`` times the normal force (Chrono's rolling
-        friction; spinning friction is not modelled). Per pair: :meth:`set_impact`.
+        friction). Per pair: :meth:`set_impact`.
+    spinning_friction : float
+        Spinning friction coefficient ``c_s`` (m) of every pair (default 0, none): a torque about the
+        contact normal opposing the relative spin of the two bodies, at most ``c_s`` times the normal force
+        (Chrono's spinning friction). Per pair: :meth:`set_impact`.
     name : str
         Prefix of the recorded series and of the warm-start arrays in ``State.extra``.
     Other parameters as :class:`~trackdyn.contact.ContactSystem` (``exclude_jointed``,
@@ -121,6 +125,7 @@ class NscContact(ContactSystem):
 
     def __init__(self, model, terrain=None, *, envelope: float = 0.01, recovery_speed: float = 0.6,
                  restitution=0.0, bounce_speed: float = 0.01, rolling_friction: float = 0.0,
+                 spinning_friction: float = 0.0,
                  exclude_jointed: bool = True,
                  default_material: Material | None = None, max_penetration: float = 0.05, name: str = "contact",
                  capacity: int = 256):
@@ -131,6 +136,7 @@ class NscContact(ContactSystem):
         self.recovery_speed = _positive("recovery_speed", recovery_speed)
         self.bounce_speed = _positive("bounce_speed", bounce_speed, allow_zero=True)
         self.rolling_friction = _positive("rolling_friction", rolling_friction, allow_zero=True)
+        self.spinning_friction = _positive("spinning_friction", spinning_friction, allow_zero=True)
         if isinstance(restitution, str):
             if restitution != "material":
                 raise ValueError(f"NscContact: restitution must be a number in [0, 1] or 'material', "
@@ -144,8 +150,10 @@ class NscContact(ContactSystem):
 
     # ------------------------------------------------------------------ building
     def set_impact(self, material_a: Material, material_b: Material, *, friction: float | None = None,
-                   restitution: float | None = None, rolling_friction: float | None = None) -> None:
-        """NSC friction coefficient, Newton restitution and/or rolling friction (m) of the material pair (a, b)."""
+                   restitution: float | None = None, rolling_friction: float | None = None,
+                   spinning_friction: float | None = None) -> None:
+        """NSC friction coefficient, Newton restitution, rolling and/or spinning friction (m) of the material
+        pair (a, b)."""
         self._check_open("set_impact")
         for mtl in (material_a, material_b):
             if not isinstance(mtl, Material):
@@ -156,7 +164,10 @@ class NscContact(ContactSystem):
             raise ValueError(f"NscContact: set_impact restitution must be in [0, 1], got {restitution!r}")
         if rolling_friction is not None:
             _positive("set_impact rolling_friction", rolling_friction, allow_zero=True)
-        self._impact[tuple(sorted((material_a.name, material_b.name)))] = (friction, restitution, rolling_friction)
+        if spinning_friction is not None:
+            _positive("set_impact spinning_friction", spinning_friction, allow_zero=True)
+        self._impact[tuple(sorted((material_a.name, material_b.name)))] = (friction, restitution, rolling_friction,
+                                                                           spinning_friction)
 
     @staticmethod
     def check_terrain(terrain) -> None:
@@ -232,6 +243,7 @@ class NscContact(ContactSystem):
         self.pair_mu = self.pair_par[:, CK.P_MU].copy() if npair else np.zeros(0)
         self.pair_e = np.zeros(npair)
         self.pair_roll = np.full(npair, self.rolling_friction)
+        self.pair_spin = np.full(npair, self.spinning_friction)
         mat_pair = self._filters_base[3]
         for i in range(nm):
             for j in range(i, nm):
@@ -240,11 +252,13 @@ class NscContact(ContactSystem):
                     continue
                 e = min(mats[i].restitution, mats[j].restitution) if self.restitution == "material" else \
                     float(self.restitution)
-                fr, er, rr = self._impact.get(tuple(sorted((mats[i].name, mats[j].name))), (None, None, None))
+                fr, er, rr, sr = self._impact.get(tuple(sorted((mats[i].name, mats[j].name))), (None,) * 4)
                 if fr is not None:
                     self.pair_mu[p] = fr
                 if rr is not None:
                     self.pair_roll[p] = rr
+                if sr is not None:
+                    self.pair_spin[p] = sr
                 if er is not None:
                     e = er
                 self.pair_e[p] = e
@@ -279,7 +293,7 @@ class NscContact(ContactSystem):
     def _alloc(self, cap):
         self.rec = new_records(cap)
         self._bad = np.zeros(8, np.int64)
-        cap = 2 * cap  # a contact and its rolling block
+        cap = 3 * cap  # a contact, its rolling block and its spinning block
         self.c_kind = np.zeros(cap, np.int64)
         self.c_parent = np.zeros(cap, np.int64)
         self.c_roll = np.zeros(cap)
@@ -330,7 +344,8 @@ class NscContact(ContactSystem):
     def detect(self, kin, h: float) -> int:
         """Contacts of the pose in ``kin`` (the system's kinematics) with gap below twice the envelope: their
         frames, gaps, Jacobian rows and normal velocities in ``c_*``, each followed by its rolling block when
-        its pair has rolling friction (``c_kind`` 1); returns the count of blocks ``m``."""
+        its pair has rolling friction (``c_kind`` 1) and its spinning block when it has spinning friction
+        (``c_kind`` 2); returns the count of blocks ``m``."""
         while True:
             rec = self.rec
             n = self._call("detect", detect, (rec, self.shapes_inflated, self.scratch, self.filters,
@@ -352,6 +367,7 @@ class NscContact(ContactSystem):
                                f"{rec.key[r].tolist()}) has no envelope correction")
         m = self._call("frames", NK.contact_frames,
                        (n, rec, kin.pos, kin.R, kin.vel, kin.omega_w, self.pair_mu, self.pair_e, self.pair_roll,
+                        self.pair_spin,
                         2.0 * self.envelope, self.c_body, self.c_frame, self.c_point, self.c_phi, self.c_mu,
                         self.c_e, self.c_un, self.c_D, self.c_key, self.c_kind, self.c_parent, self.c_roll,
                         self.scratch.S))

@@ -40,7 +40,7 @@ psor_omega : float
 friction : {"coulomb", "anitescu"}
     ``"coulomb"`` (default): Coulomb's law by de Saxcé's fixed point, the CCP re-solved with the normal bias
     shifted by ``μ |u_t|`` until the slip estimate settles; ``"anitescu"``: the convex relaxation alone
-    (a sliding contact then separates at ``μ |u_t|``). Rolling blocks' disc radii ``c_r γ_n`` are settled
+    (a sliding contact then separates at ``μ |u_t|``). Rolling and spinning blocks' radii ``c_r γ_n``, ``c_s γ_n`` are settled
     in the same loop.
 friction_iterations : int
     Cap of that fixed point's rounds (default 50); a step that hits it is kept and counted in

@@ -312,6 +312,33 @@ def test_rolling_friction_decelerates_a_rolling_ball(solver):
     assert sim.integrator.last["contacts"] == 2  # the contact and its rolling block
 
 
+@pytest.mark.parametrize(("solver", "rolling"), [(s, 0.0) for s in SOLVERS] + [("apgd", 0.002)])
+def test_spinning_friction_stops_a_spinning_ball_at_c_s_m_g_over_i(solver, rolling):
+    """A solid ball spinning about the vertical on flat ground with spinning friction c_s = 2 mm: the torque
+    c_s m g decelerates the spin at c_s m g / I (4.905 rad/s² here) until it stops at 1.02 s, then holds it
+    at rest (the torque within its limit); the ball does not move. With rolling friction as well, the
+    contact carries both blocks and the spin is the same (it does not roll)."""
+    r, mass, c_s, w0 = 0.1, 2.0, 0.002, 5.0
+    inertia = 0.4 * mass * r * r
+    m = td.Model()
+    ball = m.add_body("ball", mass=mass, inertia=[inertia] * 3, pos=[0, 0, r], omega=[0, 0, w0])
+    mat = Material("steel", friction=0.5)
+    nsc = NscContact(m, terrain=terrain.Flat(material=mat), spinning_friction=c_s, rolling_friction=rolling)
+    nsc.add_shape(ball, shapes.Sphere(r), material=mat)
+    sim = _sim(m, nsc, 1e-3, solver)
+    spin = []
+    for _ in range(1500):
+        sim.step()
+        spin.append(sim.state.v[0, 5])
+    alpha = (spin[499] - spin[99]) / 0.4
+    alpha_exact = -c_s * mass * G / inertia
+    assert abs(alpha - alpha_exact) < 1e-6 * abs(alpha_exact), (alpha, alpha_exact)
+    assert abs(spin[-1]) < 1e-9, spin[-1]  # stopped at 1.02 s and held
+    assert np.linalg.norm(sim.state.q[0, :2]) < 1e-9
+    assert sim.integrator.last["contacts"] == (3 if rolling else 2)  # the contact and its blocks
+    assert sim.integrator.counters["contact_unconverged"] == 0
+
+
 def test_rolling_friction_holds_a_ball_on_a_gentle_slope():
     """A ball stays on a slope when the gravity torque about the contact, m g r sin θ, is within the rolling
     resistance c_r m g cos θ, i.e. tan θ < c_r / r (here 0.02 < 0.03)."""
