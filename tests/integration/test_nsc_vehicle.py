@@ -123,13 +123,14 @@ def test_command_line_passes_contact_method_to_the_scenario():
 
 def test_vehicle_nsc_solves_to_the_vehicle_tolerance_unless_told():
     """On the vehicle the contact solver stops at 1e-5 m/s with a cap of 5 000 iterations (nsc-euler's own
-    1e-9 m/s is out of the M113's reach: every round at the cap); a scenario's own values win."""
+    1e-9 m/s is out of the M113's reach: every round at the cap), with a contact compliance of 1e-7 m/N (rigid,
+    a track jams on a step's edge); a scenario's own values win."""
     import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         it = prepare(td.Scenario(vehicle="m113", options=NSC)).sim.integrator
-        assert (it.tol, it.max_iter) == (1e-5, 5000)
-        it = prepare(td.Scenario(vehicle="m113", options={**NSC, "contact_tolerance": 1e-6,
+        assert (it.tol, it.max_iter, it.compliance) == (1e-5, 5000, 1e-7)
+        it = prepare(td.Scenario(vehicle="m113", options={**NSC, "contact_tolerance": 1e-6, "contact_compliance": 0.0,
                                                           "contact_max_iterations": 700})).sim.integrator
-        assert (it.tol, it.max_iter) == (1e-6, 700)
+        assert (it.tol, it.max_iter, it.compliance) == (1e-6, 700, 0.0)

@@ -608,6 +608,16 @@ def delassus_apply(m, c_body, c_D, N, fac, work, x, out):
 
 
 @jit
+def delassus_reg_apply(m, c_body, c_D, N, fac, work, reg, x, out):
+    """out = (N + diag(reg)) x: :func:`delassus_apply` plus the contacts' compliance (``reg`` (3m,), empty for
+    none; the stepper's ``contact_compliance / h²``)."""
+    delassus_apply(m, c_body, c_D, N, fac, work, x, out)
+    if reg.shape[0]:
+        for k in range(3 * m):
+            out[k] += reg[k] * x[k]
+
+
+@jit
 def delassus_columns(m, c_body, c_D, fac, work, unit, N):
     """N (3m, 3m) = D G Dᵀ, one factorised solve per column (``fac``, ``work`` as :func:`delassus_apply`;
     ``unit`` (3m,) zeros, returned as zeros)."""
@@ -624,7 +634,7 @@ def delassus_columns(m, c_body, c_D, fac, work, unit, N):
 
 
 @jit
-def apgd(m, kind, mu, eta, r, gamma, u, tol, max_iter, c_body, c_D, N, fac, work):
+def apgd(m, kind, mu, eta, r, gamma, u, tol, max_iter, c_body, c_D, N, fac, work, reg):
     """Nesterov's accelerated projected gradient (Mazhar et al. 2015) on the CCP, γ warm-started and projected.
 
     Backtracking on the Lipschitz estimate ``L`` with the sufficient decrease tested as ``dxᵀN dx ≤ L |dx|²``
@@ -635,14 +645,14 @@ def apgd(m, kind, mu, eta, r, gamma, u, tol, max_iter, c_body, c_D, N, fac, work
     n3 = 3 * m
     x = gamma.copy()
     Nx = np.empty(n3)
-    delassus_apply(m, c_body, c_D, N, fac, work, x, Nx)
+    delassus_reg_apply(m, c_body, c_D, N, fac, work, reg, x, Nx)
     products = 1
     g = Nx + r
     res, gap = ccp_measures(m, kind, mu, eta, x, g)
     if res <= tol:
         u[:n3] = g
         return 0, products, res, gap
-    L = 2.0 * np.max(eta)
+    L = 2.0 * (np.max(eta) + (np.max(reg) if reg.shape[0] else 0.0))
     y = x.copy()
     Ny = Nx.copy()
     x_prev = x.copy()
@@ -664,7 +674,7 @@ def apgd(m, kind, mu, eta, r, gamma, u, tol, max_iter, c_body, c_D, N, fac, work
             for k in range(n3):
                 xn[k] = y[k] - gy[k] / L
             project_cones(m, kind, mu, xn, xn)
-            delassus_apply(m, c_body, c_D, N, fac, work, xn, Nxn)
+            delassus_reg_apply(m, c_body, c_D, N, fac, work, reg, xn, Nxn)
             products += 1
             dNd = 0.0
             dd = 0.0
@@ -706,14 +716,14 @@ def apgd(m, kind, mu, eta, r, gamma, u, tol, max_iter, c_body, c_D, N, fac, work
 
 
 @jit
-def bb(m, kind, mu, eta, r, gamma, u, tol, max_iter, c_body, c_D, N, fac, work, memory, sigma):
+def bb(m, kind, mu, eta, r, gamma, u, tol, max_iter, c_body, c_D, N, fac, work, memory, sigma, reg):
     """Spectral projected gradient with Barzilai-Borwein steps and the non-monotone line search of
     Grippo-Lampariello-Lucidi over the last ``memory`` objective values (Birgin, Martínez & Raydan 2000); the
     quadratic objective makes the line search exact (one product per iteration). Returns (iterations,
     products, residual, gap); γ holds the last iterate and ``u = Nγ + r``."""
     n3 = 3 * m
     Ng = np.empty(n3)
-    delassus_apply(m, c_body, c_D, N, fac, work, gamma, Ng)
+    delassus_reg_apply(m, c_body, c_D, N, fac, work, reg, gamma, Ng)
     products = 1
     g = Ng + r
     res, gap = ccp_measures(m, kind, mu, eta, gamma, g)
@@ -738,7 +748,7 @@ def bb(m, kind, mu, eta, r, gamma, u, tol, max_iter, c_body, c_D, N, fac, work, 
         for k in range(n3):
             trial[k] = gamma[k] - alpha * g[k]
         project_cones(m, kind, mu, trial, trial)
-        delassus_apply(m, c_body, c_D, N, fac, work, trial, Nt)
+        delassus_reg_apply(m, c_body, c_D, N, fac, work, reg, trial, Nt)
         products += 1
         gd = 0.0
         dNd = 0.0

@@ -78,14 +78,16 @@ _NO_FAC = no_factor()
 
 
 def solve_ccp(method, m, mu, eta, r, gamma, u, N=None, operator=None, tol=1e-9, max_iter=500, omega=1.0, kind=None,
-              bb_memory=10):
+              bb_memory=10, reg=None):
     """Solve the CCP in place: γ (3m,) from its warm start; u (3m,) gets ``Nγ + r``; returns :class:`CCPInfo`.
 
     N is given either dense, ``N`` (3m, 3m), or as ``operator = (c_body, c_D, fac, work)``: the contacts' bodies
     and Jacobian rows and the step's factorisation (:func:`~trackdyn.contact._nsc_kernels.delassus_apply`), each
     product one sparse solve. ``"psor"`` needs the dense N. ``eta`` (m,) the contacts' scales of the residual
     (1/kg). ``kind`` (m,) int: 0 a friction cone of coefficient ``mu``, 1 a rolling block (spin 0, rolling in
-    the disc of radius ``mu``); default all cones. Every solver runs in one compiled kernel.
+    the disc of radius ``mu``); default all cones. ``reg`` (3m,), optional: the contacts' compliance, the
+    CCP solved on ``N + diag(reg)`` (strongly convex, so a jammed configuration has a solution). Every
+    solver runs in one compiled kernel.
     """
     if m == 0:
         return CCPInfo(0, 0.0, 0.0, True)
@@ -94,9 +96,12 @@ def solve_ccp(method, m, mu, eta, r, gamma, u, N=None, operator=None, tol=1e-9, 
     if (N is None) == (operator is None):
         raise ValueError("solve_ccp: give exactly one of the dense N and the factorised operator")
     NK.project_cones(m, kind, mu, gamma, gamma)
+    reg = _NO_WORK if reg is None else np.ascontiguousarray(reg, dtype=float)
     if method == "psor":
         if N is None:
             raise ValueError("solve_ccp: 'psor' needs the dense Delassus matrix N")
+        if reg.shape[0]:
+            N = N + np.diag(reg)
         it, res, gap = NK.psor(m, kind, N, r, mu, eta, gamma, u, float(omega), float(tol), int(max_iter), 1)
         return CCPInfo(int(it), float(res), float(gap), bool(res <= tol), int(it))
     if N is not None:
@@ -107,10 +112,10 @@ def solve_ccp(method, m, mu, eta, r, gamma, u, N=None, operator=None, tol=1e-9, 
         N = _NO_N
     if method == "bb":
         it, prod, res, gap = NK.bb(m, kind, mu, eta, r, gamma, u, float(tol), int(max_iter), c_body, c_D, N, fac,
-                                   work, int(bb_memory), 1e-4)
+                                   work, int(bb_memory), 1e-4, reg)
     elif method == "apgd":
         it, prod, res, gap = NK.apgd(m, kind, mu, eta, r, gamma, u, float(tol), int(max_iter), c_body, c_D, N, fac,
-                                     work)
+                                     work, reg)
     else:
         raise ValueError(f"solve_ccp: method must be one of {CCP_SOLVERS}, got {method!r}")
     return CCPInfo(int(it), float(res), float(gap), bool(res <= tol), int(prod))

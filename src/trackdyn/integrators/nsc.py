@@ -56,6 +56,12 @@ warm_slip : bool
     the warm-started impulses.
 delassus : {"auto", "dense", "operator"}
     How N is applied (above).
+contact_compliance : float
+    Compliance ``c`` (m/N) of every contact, default 0 (rigid). The CCP is solved on ``N + (c/h²) I`` on the
+    friction cones' rows: a contact at rest gives by ``c F`` (normal and tangential), as Chrono's NSC
+    compliance. It makes the CCP strongly convex: a jammed configuration (a track wedged between its
+    sprocket and a step's edge) still has a solution, and it lifts N's smallest eigenvalues (the slow,
+    collective modes that set APGD's iterations) to at least ``c/h²``.
 solver, max_recovery_speed : as ``euler-implicit-linearized`` (the joints' saddle-point solver and
     their stabilisation cap).
 
@@ -74,7 +80,7 @@ import numpy as np
 
 from ..contact import _nsc_kernels as NK
 from ..contact.nsc import NscContact
-from ..contact.nsc_solvers import _NO_N, CCP_SOLVERS, solve_ccp
+from ..contact.nsc_solvers import _NO_N, _NO_WORK, CCP_SOLVERS, solve_ccp
 from ..linsolve import DirectSolver, make_solver
 from ..mbs.model import State
 from ._kernels import euler_rhs, mass_times
@@ -99,13 +105,17 @@ class NscEuler(Integrator):
     def __init__(self, system, step, solver="direct", max_recovery_speed=1.0, contact_solver="apgd",
                  contact_tolerance=1e-9, contact_max_iterations=1000, warm_start=True, psor_omega=1.0,
                  delassus="auto", friction="coulomb", friction_iterations=50, friction_forcing=0.1,
-                 warm_slip=True, **solver_options):
+                 warm_slip=True, contact_compliance=0.0, **solver_options):
         super().__init__(system, step, solver=solver, max_recovery_speed=max_recovery_speed,
                          contact_solver=contact_solver, contact_tolerance=contact_tolerance,
                          contact_max_iterations=contact_max_iterations, warm_start=warm_start,
                          psor_omega=psor_omega, delassus=delassus, friction=friction,
                          friction_iterations=friction_iterations, friction_forcing=friction_forcing,
-                         warm_slip=warm_slip)
+                         warm_slip=warm_slip, contact_compliance=contact_compliance)
+        if not (isinstance(contact_compliance, (int, float)) and not isinstance(contact_compliance, bool)
+                and np.isfinite(contact_compliance) and contact_compliance >= 0):
+            raise ValueError(f"integrator {self.name!r}: contact_compliance must be a non-negative number (m/N), "
+                             f"got {contact_compliance!r}")
         if friction not in ("coulomb", "anitescu"):
             raise ValueError(f"integrator {self.name!r}: friction must be 'coulomb' or 'anitescu', got {friction!r}")
         if not (isinstance(friction_iterations, (int, np.integer)) and friction_iterations >= 1):
@@ -146,6 +156,7 @@ class NscEuler(Integrator):
         self.friction_iterations = int(friction_iterations)
         self.forcing = float(friction_forcing)
         self.warm_slip = bool(warm_slip)
+        self.compliance = float(contact_compliance)
         self.vmax = float(max_recovery_speed)
         if solver == "direct":
             solver_options.setdefault("refine", 0)
@@ -276,15 +287,20 @@ class NscEuler(Integrator):
             parent = cs.c_parent[:m]
             roll = cs.c_roll[:m]
             any_rolling = bool(rolling.any())
+            # the contacts' compliance c (m/N): u_n + (c/h²) γ_n ≥ -φ/h, i.e. at rest a contact gives by c F;
+            # on every row of the friction cones (isotropic), none on rolling and spinning blocks
+            reg = np.repeat(np.where(cone, self.compliance / (h * h), 0.0), 3) if self.compliance > 0 else None
             if dense:
                 N = self._dense_N(m)
+                if reg is not None:
+                    N[np.diag_indices(n3)] += reg
                 kw = {"N": N, "omega": self.omega}
                 N_times = lambda x_, o_: np.dot(N, x_, out=o_)
             else:
                 operator = (cs.c_body, cs.c_D, self._fac, self._work)
-                kw = {"operator": operator}
-                N_times = lambda x_, o_: NK.delassus_apply(m, cs.c_body, cs.c_D, _NO_N, self._fac, self._work, x_,
-                                                           o_)
+                kw = {"operator": operator, "reg": reg}
+                N_times = lambda x_, o_: NK.delassus_reg_apply(m, cs.c_body, cs.c_D, _NO_N, self._fac, self._work,
+                                                               _NO_WORK if reg is None else reg, x_, o_)
             slip = np.zeros(m)
             if (self.friction == "coulomb" or any_rolling) and self.warm:
                 N_times(gamma, u)

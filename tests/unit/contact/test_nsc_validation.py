@@ -468,3 +468,28 @@ def test_contacts_list_the_step_s_forces_as_smc_names_them():
     np.testing.assert_allclose(up, [0.0, 0.0, 2.0 * G], rtol=0, atol=1e-6 * 2.0 * G)
     with pytest.raises(ValueError, match="no SMC contact records"):
         nsc.records()
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_a_compliant_contact_gives_by_its_compliance_times_its_force(solver):
+    """contact_compliance c: a box of 2 kg resting on its four corners sinks by c m g / 4 (the CCP on N + c/h²,
+    at rest φ = -c F), to 1e-9 m, with every solver; rigid (c = 0) it does not sink."""
+    mass, c = 2.0, 1e-6
+    for comp, sink in ((c, c * mass * G / 4.0), (0.0, 0.0)):
+        m = td.Model()
+        box = m.add_body("box", mass=mass, inertia=[0.01] * 3, pos=[0, 0, 0.05])
+        mat = Material("steel", friction=0.5)
+        nsc = NscContact(m, terrain=terrain.Flat(material=mat))
+        nsc.add_shape(box, shapes.Box([0.2, 0.2, 0.1]), material=mat)
+        sim = _sim(m, nsc, 1e-3, solver, contact_compliance=comp)
+        for _ in range(1000):
+            sim.step()
+        z = sim.state.q[0, 2]
+        assert abs((0.05 - z) - sink) < 1e-9, (comp, 0.05 - z, sink)
+        assert sim.integrator.counters["contact_unconverged"] == 0
+
+
+def test_contact_compliance_is_refused_when_negative():
+    m, nsc, _, _ = _box_on_incline(0.1, 0.5)
+    with pytest.raises(ValueError, match="contact_compliance"):
+        _sim(m, nsc, 1e-3, contact_compliance=-1e-6)
