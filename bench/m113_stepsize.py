@@ -3,7 +3,7 @@
 Usage: python bench/m113_stepsize.py [--t-end 2.0] [--settle 0.5] [--steps 2e-4 5e-4 1/1100 1e-3] [--tol 1e-3]
                                     [--integrator theta-linearized] [--theta 0.5] [--record all|wheels]
                                     [--repeats 3] [--explicit-contact] [--perturb 1e-5]
-       python bench/m113_stepsize.py --nsc [--h-ref 5e-4] [--friction coulomb|anitescu] [--steps ...]
+       python bench/m113_stepsize.py --nsc [--h-ref 5e-4] [--friction coulomb|anitescu] [--compliance C] [--steps ...]
 
 A step is a number or a fraction (``1/1100``): the output step, 10 ms, must be a multiple of it.
 """
@@ -44,14 +44,18 @@ if __name__ == "__main__":
     ap.add_argument("--h-ref", type=step_size, default=None,
                     help="the reference step (default 1e-4 s; 5e-4 s with --nsc, as issue #29 asks)")
     ap.add_argument("--friction", choices=["coulomb", "anitescu"], default=None, help="NSC friction (with --nsc)")
+    ap.add_argument("--compliance", type=float, default=None,
+                    help="NSC contact compliance, m/N (with --nsc; default the links fidelity's 1e-7, 0: rigid)")
     ap.add_argument("--json", default=None, help="also write the result to this file")
     a = ap.parse_args()
     opts = {} if a.theta is None else {"theta": a.theta}
     h_ref = a.h_ref if a.h_ref is not None else (5e-4 if a.nsc else 1e-4)
     kw = {}
     if a.nsc:
-        kw = {"contact_method": "nsc", "integrator": "nsc-euler",
-              "nsc_options": {} if a.friction is None else {"friction": a.friction}}
+        nsc_opts = {} if a.friction is None else {"friction": a.friction}
+        if a.compliance is not None:
+            nsc_opts["contact_compliance"] = a.compliance
+        kw = {"contact_method": "nsc", "integrator": "nsc-euler", "nsc_options": nsc_opts}
     else:
         kw = {"integrator": a.integrator, "options": opts, "explicit_contact": a.explicit_contact}
     out = m113_stepsize(t_end=a.t_end, settle=a.settle, steps=tuple(a.steps), tol=a.tol, h_ref=h_ref,

@@ -549,6 +549,36 @@ def events_m113_final():
     return {"command": "python bench/events_m113.py --step 2.5e-4", "figures": rows, "mismatches": []}
 
 
+@producer("nsc-stepsize", "docs/contact-nsc.md (The M113 under NSC: the largest step within 1 mm of the h = 5e-4 s "
+                          "road-wheel heights over 2 s of cruise, rigid contact: docs/nsc/stepsize_rigid.json; "
+                          "about 30 min)")
+def nsc_stepsize():
+    """`python bench/m113_stepsize.py --nsc --compliance 0 --t-end 2 --settle 0.5 --steps 1e-3 2e-3 2.5e-3 5e-3
+    --record wheels --json docs/nsc/stepsize_rigid.json`."""
+    return _recorded("bench/m113_stepsize.py", "docs/nsc/stepsize_rigid.json", "--nsc", "--compliance", "0",
+                     "--t-end", "2", "--settle", "0.5", "--steps", "1e-3", "2e-3", "2.5e-3", "5e-3",
+                     "--record", "wheels")
+
+
+@producer("nsc-compliance", "docs/contact-nsc.md and bench/README.md (the NSC M113's cruise at six contact "
+                            "compliances, 1e-6 m/N to rigid: iterations, cost, speed; docs/nsc/compliance.json; "
+                            "about 10 min)")
+def nsc_compliance():
+    """`python bench/nsc_compliance.py --compliance 1e-6 3e-7 1e-7 3e-8 1e-8 0 --t-end 0.2 --json
+    docs/nsc/compliance.json`."""
+    return _recorded("bench/nsc_compliance.py", "docs/nsc/compliance.json", "--compliance", "1e-6", "3e-7",
+                     "1e-7", "3e-8", "1e-8", "0", "--t-end", "0.2")
+
+
+@producer("nsc-events", "docs/contact-nsc.md (the M113 under NSC at the SMC limits: the step, the gap, the 12 in "
+                        "half-round; docs/events/results.json parts NAME-nsc; an hour or more)")
+def nsc_events():
+    """`python bench/events_m113.py --nsc`: the trials at the SMC limits with contact.method = nsc (parts already
+    in docs/events/results.json are kept)."""
+    rows = _script("bench/events_m113.py", "--nsc")
+    return {"command": "python bench/events_m113.py --nsc", "figures": rows, "mismatches": []}
+
+
 @producer("synthesis", "docs/synthesis.md (kim-2012 Table 3 and Figs. 7-8 on the 1/6 robot: RMS errors, CPU "
                        "ratios, largest stable steps; the figures go to docs/synthesis/)")
 def synthesis():

@@ -57,9 +57,10 @@ warm_slip : bool
 delassus : {"auto", "dense", "operator"}
     How N is applied (above).
 contact_compliance : float
-    Compliance ``c`` (m/N) of every contact, default 0 (rigid). The CCP is solved on ``N + (c/h²) I`` on the
-    friction cones' rows: a contact at rest gives by ``c F`` (normal and tangential), as Chrono's NSC
-    compliance. It makes the CCP strongly convex: a jammed configuration (a track wedged between its
+    Compliance ``c`` (m/N) of every contact's normal, default 0 (rigid). The CCP is solved on ``N + (c/h²)``
+    on the friction cones' normal rows: a contact at rest gives by ``c F``, as Chrono's NSC normal
+    compliance. (Not on the tangential rows: with no position bias there it would be a creep
+    ``u_t = -(c/h) F_t``.) It makes the CCP strongly convex: a jammed configuration (a track wedged between its
     sprocket and a step's edge) still has a solution, and it lifts N's smallest eigenvalues (the slow,
     collective modes that set APGD's iterations) to at least ``c/h²``.
 solver, max_recovery_speed : as ``euler-implicit-linearized`` (the joints' saddle-point solver and
@@ -287,9 +288,13 @@ class NscEuler(Integrator):
             parent = cs.c_parent[:m]
             roll = cs.c_roll[:m]
             any_rolling = bool(rolling.any())
-            # the contacts' compliance c (m/N): u_n + (c/h²) γ_n ≥ -φ/h, i.e. at rest a contact gives by c F;
-            # on every row of the friction cones (isotropic), none on rolling and spinning blocks
-            reg = np.repeat(np.where(cone, self.compliance / (h * h), 0.0), 3) if self.compliance > 0 else None
+            # the contacts' compliance c (m/N): u_n + (c/h²) γ_n ≥ -φ/h, i.e. at rest a contact gives by c F; on
+            # the normal rows only: on a tangential row, with no position bias, it would be a creep u_t = -(c/h) F_t
+            # (at 1e-7 m/N the sprocket's pins crept over its teeth under full throttle and the sprocket spun free)
+            reg = None
+            if self.compliance > 0:
+                reg = np.zeros(n3)
+                reg[0::3] = np.where(cone, self.compliance / (h * h), 0.0)
             if dense:
                 N = self._dense_N(m)
                 if reg is not None:

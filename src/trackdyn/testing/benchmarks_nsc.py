@@ -32,16 +32,20 @@ __all__ = ["m113_flat_nsc"]
 @bench("m113-flat-nsc")
 def m113_flat_nsc(t_end: float = 2.0, step: float = 1e-3, settle: float = 0.5, contact_solver: str = "apgd",
                   contact_tolerance: float = 1e-5, friction: str = "coulomb", warm_start: bool = True,
-                  contact_max_iterations: int = 5000, output_step: float = 0.01, results: list | None = None) -> dict:
+                  contact_max_iterations: int = 5000, output_step: float = 0.01, results: list | None = None,
+                  contact_compliance: float | None = None) -> dict:
     """Cruise at 4.2 m/s on flat ground under NSC: ``t_end`` s after ``settle`` s, step ``step``.
 
     ``contact_tolerance`` (m/s) is the contact solver's stopping residual (natural map, docs/contact-nsc.md),
     ``contact_solver`` one of ``"apgd"``, ``"bb"``, ``"psor"``, ``friction`` ``"coulomb"`` or ``"anitescu"``;
     ``contact_max_iterations`` the solver's cap per solve (5000: with 1000, 4 of 20 Anitescu steps of APGD
-    stopped above 1e-5 m/s, bench/README.md).
+    stopped above 1e-5 m/s, bench/README.md); ``contact_compliance`` (m/N) the contacts' compliance (``None``:
+    the links fidelity's 1e-7 m/N; 0: rigid).
     """
     options = {"contact.method": "nsc", "contact_solver": contact_solver, "contact_tolerance": contact_tolerance,
                "friction": friction, "warm_start": warm_start, "contact_max_iterations": contact_max_iterations}
+    if contact_compliance is not None:
+        options["contact_compliance"] = contact_compliance
     t0 = time.perf_counter()
     prep = BV.settled_cruise(settle, step, output_step=output_step, options=options)
     settle_wall = time.perf_counter() - t0
@@ -69,7 +73,7 @@ def m113_flat_nsc(t_end: float = 2.0, step: float = 1e-3, settle: float = 0.5, c
     speed = np.hypot(runs[-1]["chassis.vel.x"], runs[-1]["chassis.vel.y"])
     out = {"benchmark": "m113-flat-nsc", "integrator": it.name, "contact_solver": contact_solver,
            "contact_tolerance_mps": contact_tolerance, "contact_max_iterations": contact_max_iterations,
-           "friction": friction, "warm_start": bool(warm_start),
+           "friction": friction, "warm_start": bool(warm_start), "contact_compliance_m_per_N": it.compliance,
            "bodies": s.nb, "constraint_rows": s.nc, "settle_s": settle, "settle_wall_s": settle_wall,
            "machine": machine_info(), "load_before": load0, "load_after": load1, **r,
            "split_named_ms": split,
