@@ -130,7 +130,7 @@ def test_vehicle_nsc_solves_to_the_vehicle_tolerance_unless_told():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         it = prepare(td.Scenario(vehicle="m113", options=NSC)).sim.integrator
-        assert (it.tol, it.max_iter, it.compliance) == (1e-5, 5000, 1e-7)
+        assert (it.tol, it.max_iter, it.compliance, it.compliance_on) == (1e-5, 5000, 1e-7, "terrain")
         it = prepare(td.Scenario(vehicle="m113", options={**NSC, "contact_tolerance": 1e-6, "contact_compliance": 0.0,
                                                           "contact_max_iterations": 700})).sim.integrator
         assert (it.tol, it.max_iter, it.compliance) == (1e-6, 700, 0.0)

@@ -60,7 +60,10 @@ contact_compliance : float
     Compliance ``c`` (m/N) of every contact's normal, default 0 (rigid). The CCP is solved on ``N + (c/h²)``
     on the friction cones' normal rows: a contact at rest gives by ``c F``, as Chrono's NSC normal
     compliance. (Not on the tangential rows: with no position bias there it would be a creep
-    ``u_t = -(c/h) F_t``.) It makes the CCP strongly convex: a jammed configuration (a track wedged between its
+    ``u_t = -(c/h) F_t``.)
+compliance_on : {"all", "terrain"}
+    Which contacts get ``contact_compliance``: every contact (default) or only those with the terrain
+    (the bodies' contacts with each other, a sprocket's teeth on the track's pins, stay rigid). It makes the CCP strongly convex: a jammed configuration (a track wedged between its
     sprocket and a step's edge) still has a solution, and it lifts N's smallest eigenvalues (the slow,
     collective modes that set APGD's iterations) to at least ``c/h²``.
 solver, max_recovery_speed : as ``euler-implicit-linearized`` (the joints' saddle-point solver and
@@ -106,13 +109,15 @@ class NscEuler(Integrator):
     def __init__(self, system, step, solver="direct", max_recovery_speed=1.0, contact_solver="apgd",
                  contact_tolerance=1e-9, contact_max_iterations=1000, warm_start=True, psor_omega=1.0,
                  delassus="auto", friction="coulomb", friction_iterations=50, friction_forcing=0.1,
-                 warm_slip=True, contact_compliance=0.0, **solver_options):
+                 warm_slip=True, contact_compliance=0.0, compliance_on="all", **solver_options):
         super().__init__(system, step, solver=solver, max_recovery_speed=max_recovery_speed,
                          contact_solver=contact_solver, contact_tolerance=contact_tolerance,
                          contact_max_iterations=contact_max_iterations, warm_start=warm_start,
                          psor_omega=psor_omega, delassus=delassus, friction=friction,
                          friction_iterations=friction_iterations, friction_forcing=friction_forcing,
-                         warm_slip=warm_slip, contact_compliance=contact_compliance)
+                         warm_slip=warm_slip, contact_compliance=contact_compliance, compliance_on=compliance_on)
+        if compliance_on not in ("all", "terrain"):
+            raise ValueError(f"integrator {self.name!r}: compliance_on must be 'all' or 'terrain', got {compliance_on!r}")
         if not (isinstance(contact_compliance, (int, float)) and not isinstance(contact_compliance, bool)
                 and np.isfinite(contact_compliance) and contact_compliance >= 0):
             raise ValueError(f"integrator {self.name!r}: contact_compliance must be a non-negative number (m/N), "
@@ -158,6 +163,7 @@ class NscEuler(Integrator):
         self.forcing = float(friction_forcing)
         self.warm_slip = bool(warm_slip)
         self.compliance = float(contact_compliance)
+        self.compliance_on = compliance_on
         self.vmax = float(max_recovery_speed)
         if solver == "direct":
             solver_options.setdefault("refine", 0)
@@ -294,7 +300,8 @@ class NscEuler(Integrator):
             reg = None
             if self.compliance > 0:
                 reg = np.zeros(n3)
-                reg[0::3] = np.where(cone, self.compliance / (h * h), 0.0)
+                where = cone if self.compliance_on == "all" else cone & np.any(cs.c_body[:m] < 0, axis=1)
+                reg[0::3] = np.where(where, self.compliance / (h * h), 0.0)
             if dense:
                 N = self._dense_N(m)
                 if reg is not None:

@@ -493,3 +493,24 @@ def test_contact_compliance_is_refused_when_negative():
     m, nsc, _, _ = _box_on_incline(0.1, 0.5)
     with pytest.raises(ValueError, match="contact_compliance"):
         _sim(m, nsc, 1e-3, contact_compliance=-1e-6)
+
+
+def test_compliance_on_terrain_leaves_contacts_between_bodies_rigid():
+    """compliance_on = "terrain": a box resting on a box resting on the ground sinks by the ground contacts'
+    c (m1 + m2) g / 4 only; the upper box keeps its height above the lower one (its contacts are rigid)."""
+    c = 1e-6
+    m = td.Model()
+    low = m.add_body("low", mass=2.0, inertia=[0.01] * 3, pos=[0, 0, 0.05])
+    top = m.add_body("top", mass=1.0, inertia=[0.01] * 3, pos=[0, 0, 0.15])
+    mat = Material("steel", friction=0.5)
+    nsc = NscContact(m, terrain=terrain.Flat(material=mat))
+    nsc.add_shape(low, shapes.Box([0.3, 0.3, 0.1]), material=mat)
+    nsc.add_shape(top, shapes.Box([0.2, 0.2, 0.1]), material=mat)
+    sim = _sim(m, nsc, 1e-3, "apgd", contact_compliance=c, compliance_on="terrain")
+    for _ in range(1000):
+        sim.step()
+    z_low, z_top = sim.state.q[0, 2], sim.state.q[1, 2]
+    assert abs((0.05 - z_low) - c * 3.0 * G / 4.0) < 1e-9, 0.05 - z_low
+    assert abs((z_top - z_low) - 0.1) < 1e-9, z_top - z_low
+    with pytest.raises(ValueError, match="compliance_on"):
+        _sim(m, nsc, 1e-3, compliance_on="wheels")
