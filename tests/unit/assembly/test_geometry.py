@@ -32,7 +32,7 @@ def test_m113_tracks_close_exactly(side):
     t = g.tracks[side]
     gaps = np.linalg.norm(np.roll(t.pins, -1, axis=0) - t.pins, axis=1)
     assert np.max(np.abs(gaps - spec.shoes.pitch)) < 1e-12
-    # docs/vehicle.md states < 1e-13 m (measured 3.4e-14 m on the M113, 9.4e-14 m at most over the library)
+    # the M113 to 1e-13 m (measured 3.4e-14 m); docs/vehicle.md states < 1e-12 m over the library (round-off)
     assert t.closure_error < 1e-13
     assert abs(t.idler_shift) <= spec.idler.tensioner.travel
     assert t.n_shoes == {"left": 62, "right": 63}[side]
