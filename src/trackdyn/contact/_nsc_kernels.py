@@ -207,6 +207,41 @@ def _tangents(n):
     return t1, t2
 
 
+@nb.njit(cache=True, inline="always")
+def _torque_block(m, i, kind, key_bit, coef, n_rows, bA, bB, R, c_body, c_frame, c_point, c_phi, c_mu, c_e, c_un, c_D,
+                  c_key, c_kind, c_parent, c_roll):
+    """Block ``m`` of kind ``kind`` (1 rolling, 2 spinning) after contact ``i``: its frame, point and gap, its key
+    (``i``'s with bit ``key_bit`` set), its coefficient ``coef`` (``c_roll``), and Jacobian rows on the relative
+    angular velocity along the first ``n_rows`` directions of the frame (the others empty)."""
+    c_body[m, 0] = bA
+    c_body[m, 1] = bB
+    for d in range(3):
+        for k in range(3):
+            c_frame[m, d, k] = c_frame[i, d, k]
+        for j in range(12):
+            c_D[m, d, j] = 0.0
+    for k in range(3):
+        c_point[m, k] = c_point[i, k]
+    c_phi[m] = c_phi[i]
+    c_mu[m] = 0.0
+    c_e[m] = 0.0
+    c_un[m] = 0.0
+    c_key[m, 0] = c_key[i, 0] | (np.int64(1) << key_bit)
+    c_key[m, 1] = c_key[i, 1]
+    c_kind[m] = kind
+    c_parent[m] = i
+    c_roll[m] = coef
+    for side in range(2):
+        b = bA if side == 0 else bB
+        if b < 0:
+            continue
+        sg = -1.0 if side == 0 else 1.0
+        for d in range(n_rows):
+            for k in range(3):
+                c_D[m, d, 6 * side + 3 + k] = sg * (R[b, 0, k] * c_frame[i, d, 0] + R[b, 1, k] * c_frame[i, d, 1]
+                                                    + R[b, 2, k] * c_frame[i, d, 2])
+
+
 @jit
 def contact_frames(n, rec, pos, R, vel, omega_w, pair_mu, pair_e, pair_roll, pair_spin, keep_gap, c_body, c_frame,
                    c_point, c_phi, c_mu, c_e, c_un, c_D, c_key, c_kind, c_parent, c_roll, S):
@@ -294,66 +329,13 @@ def contact_frames(n, rec, pos, R, vel, omega_w, pair_mu, pair_e, pair_roll, pai
         c_roll[m] = 0.0
         m += 1
         i = m - 1
-        cr_ = pair_roll[pr]
-        if cr_ > 0.0:
-            c_body[m, 0] = bA
-            c_body[m, 1] = bB
-            for d in range(3):
-                for k in range(3):
-                    c_frame[m, d, k] = c_frame[i, d, k]
-                for j in range(12):
-                    c_D[m, d, j] = 0.0
-            for k in range(3):
-                c_point[m, k] = c_point[i, k]
-            c_phi[m] = c_phi[i]
-            c_mu[m] = 0.0
-            c_e[m] = 0.0
-            c_un[m] = 0.0
-            c_key[m, 0] = c_key[i, 0] | (np.int64(1) << 62)
-            c_key[m, 1] = c_key[i, 1]
-            c_kind[m] = 1
-            c_parent[m] = i
-            c_roll[m] = cr_
-            for side in range(2):
-                b = bA if side == 0 else bB
-                if b < 0:
-                    continue
-                sg = -1.0 if side == 0 else 1.0
-                o = 6 * side
-                for d in range(3):
-                    for k in range(3):
-                        c_D[m, d, o + 3 + k] = sg * (R[b, 0, k] * c_frame[m, d, 0] + R[b, 1, k] * c_frame[m, d, 1]
-                                                     + R[b, 2, k] * c_frame[m, d, 2])
+        if pair_roll[pr] > 0.0:  # its rolling block: torque impulses about (n, t1, t2)
+            _torque_block(m, i, 1, 62, pair_roll[pr], 3, bA, bB, R, c_body, c_frame, c_point, c_phi, c_mu, c_e, c_un,
+                          c_D, c_key, c_kind, c_parent, c_roll)
             m += 1
-        cs_ = pair_spin[pr]
-        if cs_ > 0.0:
-            c_body[m, 0] = bA
-            c_body[m, 1] = bB
-            for d in range(3):
-                for k in range(3):
-                    c_frame[m, d, k] = c_frame[i, d, k]
-                for j in range(12):
-                    c_D[m, d, j] = 0.0
-            for k in range(3):
-                c_point[m, k] = c_point[i, k]
-            c_phi[m] = c_phi[i]
-            c_mu[m] = 0.0
-            c_e[m] = 0.0
-            c_un[m] = 0.0
-            c_key[m, 0] = c_key[i, 0] | (np.int64(1) << 61)
-            c_key[m, 1] = c_key[i, 1]
-            c_kind[m] = 2
-            c_parent[m] = i
-            c_roll[m] = cs_
-            for side in range(2):
-                b = bA if side == 0 else bB
-                if b < 0:
-                    continue
-                sg = -1.0 if side == 0 else 1.0
-                o = 6 * side
-                for k in range(3):
-                    c_D[m, 0, o + 3 + k] = sg * (R[b, 0, k] * c_frame[i, 0, 0] + R[b, 1, k] * c_frame[i, 0, 1]
-                                                 + R[b, 2, k] * c_frame[i, 0, 2])
+        if pair_spin[pr] > 0.0:  # its spinning block: the torque impulse about n (rows 1-2 empty)
+            _torque_block(m, i, 2, 61, pair_spin[pr], 1, bA, bB, R, c_body, c_frame, c_point, c_phi, c_mu, c_e, c_un,
+                          c_D, c_key, c_kind, c_parent, c_roll)
             m += 1
     return m
 
