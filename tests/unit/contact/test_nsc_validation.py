@@ -318,7 +318,7 @@ def test_spinning_friction_stops_a_spinning_ball_at_c_s_m_g_over_i(solver, rolli
     c_s m g decelerates the spin at c_s m g / I (4.905 rad/s² here) until it stops at 1.02 s, then holds it
     at rest (the torque within its limit); the ball does not move. With rolling friction as well, the
     contact carries both blocks and the spin is the same (it does not roll)."""
-    r, mass, c_s, w0 = 0.1, 2.0, 0.002, 5.0
+    r, mass, c_s, w0 = 0.1, 2.0, 0.002, -5.0  # clockwise seen from above: the block's torque impulse is positive
     inertia = 0.4 * mass * r * r
     m = td.Model()
     ball = m.add_body("ball", mass=mass, inertia=[inertia] * 3, pos=[0, 0, r], omega=[0, 0, w0])
@@ -327,15 +327,20 @@ def test_spinning_friction_stops_a_spinning_ball_at_c_s_m_g_over_i(solver, rolli
     nsc.add_shape(ball, shapes.Sphere(r), material=mat)
     sim = _sim(m, nsc, 1e-3, solver)
     spin = []
-    for _ in range(1500):
+    for k in range(1500):
         sim.step()
         spin.append(sim.state.v[0, 5])
+        if k == 499:  # while it spins: the spinning block carries c_s m g
+            force = nsc.body_out[0, :3].copy()
     alpha = (spin[499] - spin[99]) / 0.4
-    alpha_exact = -c_s * mass * G / inertia
+    alpha_exact = -math.copysign(c_s * mass * G / inertia, w0)
     assert abs(alpha - alpha_exact) < 1e-6 * abs(alpha_exact), (alpha, alpha_exact)
     assert abs(spin[-1]) < 1e-9, spin[-1]  # stopped at 1.02 s and held
     assert np.linalg.norm(sim.state.q[0, :2]) < 1e-9
     assert sim.integrator.last["contacts"] == (3 if rolling else 2)  # the contact and its blocks
+    # the recorded contact force is the ground's push alone: the blocks' torque impulses are not forces
+    # (the blocks' torque impulses, 0.039 N m here, are not forces; 1e-6: the solver's tolerance as a force)
+    np.testing.assert_allclose(np.abs(force), [0.0, 0.0, mass * G], rtol=0, atol=1e-6 * mass * G)
     assert sim.integrator.counters["contact_unconverged"] == 0
 
 
