@@ -505,6 +505,18 @@ class ContactSystem:
         self._build()
         return list(self._pairs)
 
+    def touch_pairs(self) -> list[tuple[int, int]]:
+        """Every pair of bodies (i < j, both not the ground) that may touch at all: their families collide,
+        they are not excluded and the narrow phase has their shapes' pair."""
+        self._build()
+        B = self.shapes.b_list
+        out = set()
+        for i, j in zip(*np.nonzero(self._may)):
+            a, b = int(B[i]), int(B[j])
+            if a >= 0 and b >= 0 and a != b:
+                out.add((min(a, b), max(a, b)))
+        return sorted(out)
+
 
     def _new_scratch(self) -> Scratch:
         """The narrow phase's work arrays for this system's shapes and broad-phase lists."""

@@ -84,12 +84,16 @@ import numpy as np
 
 from ..contact import _nsc_kernels as NK
 from ..contact.nsc import NscContact
-from ..contact.nsc_solvers import _NO_N, _NO_WORK, CCP_SOLVERS, solve_ccp
+from ..contact.nsc_solvers import _NO_N, _NO_WORK, CCP_SOLVERS, CCPInfo, solve_ccp
 from ..linsolve import DirectSolver, make_solver
 from ..mbs.model import State
 from ._kernels import euler_rhs, mass_times
+from ._nsc_newton import PrimalNewton
 from .base import Integrator, StepFailed
 from .euler import _finish_step
+
+#: the contact solvers of ``nsc-euler``: the first-order CCP solvers and the primal Newton solver
+CONTACT_SOLVERS = (*CCP_SOLVERS, "newton")
 
 __all__ = ["NscEuler"]
 
@@ -109,13 +113,15 @@ class NscEuler(Integrator):
     def __init__(self, system, step, solver="direct", max_recovery_speed=1.0, contact_solver="apgd",
                  contact_tolerance=1e-9, contact_max_iterations=1000, warm_start=True, psor_omega=1.0,
                  delassus="auto", friction="coulomb", friction_iterations=50, friction_forcing=0.1,
-                 warm_slip=True, contact_compliance=0.0, compliance_on="all", **solver_options):
+                 warm_slip=True, contact_compliance=0.0, compliance_on="all", newton_regularization=1e-3,
+                 **solver_options):
         super().__init__(system, step, solver=solver, max_recovery_speed=max_recovery_speed,
                          contact_solver=contact_solver, contact_tolerance=contact_tolerance,
                          contact_max_iterations=contact_max_iterations, warm_start=warm_start,
                          psor_omega=psor_omega, delassus=delassus, friction=friction,
                          friction_iterations=friction_iterations, friction_forcing=friction_forcing,
-                         warm_slip=warm_slip, contact_compliance=contact_compliance, compliance_on=compliance_on)
+                         warm_slip=warm_slip, contact_compliance=contact_compliance, compliance_on=compliance_on,
+                         newton_regularization=newton_regularization)
         if compliance_on not in ("all", "terrain"):
             raise ValueError(f"integrator {self.name!r}: compliance_on must be 'all' or 'terrain', got {compliance_on!r}")
         if not (isinstance(contact_compliance, (int, float)) and not isinstance(contact_compliance, bool)
@@ -130,9 +136,16 @@ class NscEuler(Integrator):
         if not (isinstance(friction_forcing, (int, float)) and not isinstance(friction_forcing, bool)
                 and 0.0 <= friction_forcing < 1.0):
             raise ValueError(f"integrator {self.name!r}: friction_forcing must be in [0, 1), got {friction_forcing!r}")
-        if contact_solver not in CCP_SOLVERS:
-            raise ValueError(f"integrator {self.name!r}: contact_solver must be one of {CCP_SOLVERS}, "
+        if contact_solver not in CONTACT_SOLVERS:
+            raise ValueError(f"integrator {self.name!r}: contact_solver must be one of {CONTACT_SOLVERS}, "
                              f"got {contact_solver!r}")
+        if not (isinstance(newton_regularization, (int, float)) and not isinstance(newton_regularization, bool)
+                and np.isfinite(newton_regularization) and newton_regularization > 0):
+            raise ValueError(f"integrator {self.name!r}: newton_regularization must be a positive number, "
+                             f"got {newton_regularization!r}")
+        if contact_solver == "newton" and solver != "direct":
+            raise ValueError(f"integrator {self.name!r}: contact_solver = 'newton' factorises the step matrix "
+                             f"with the contacts' Hessian: it needs solver = 'direct', got {solver!r}")
         if delassus not in ("auto", "dense", "operator"):
             raise ValueError(f"integrator {self.name!r}: delassus must be 'auto', 'dense' or 'operator', "
                              f"got {delassus!r}")
@@ -165,6 +178,8 @@ class NscEuler(Integrator):
         self.compliance = float(contact_compliance)
         self.compliance_on = compliance_on
         self.vmax = float(max_recovery_speed)
+        self.newton_regularization = float(newton_regularization)
+        self._newton = None  # the primal Newton solver, built at its first step (it needs the bound contact)
         if solver == "direct":
             solver_options.setdefault("refine", 0)
         self.solver = make_solver(solver, system.pattern, **solver_options)
@@ -226,6 +241,19 @@ class NscEuler(Integrator):
             N[:, j] = col
         return 0.5 * (N + N.T)
 
+    #: Newton iterations of the first Coulomb round, whose slip bias moves inside Newton's loop; a step that
+    #: has not settled by then goes on with rounds of a fixed bias (the first-order solvers' fixed point)
+    NEWTON_MERGED_CAP = 60
+
+    def _newton_solve(self, m, kind, mu, eta, r, reg, gamma, u, data, exact, tol, slip_mu=None, max_total=None):
+        nw = self._newton
+        c0 = dict(nw.counters)
+        it, res, gap, prods = nw.solve(m, kind, mu, eta, r, reg, gamma, u, data, exact, tol, slip_mu=slip_mu,
+                                       max_total=max_total)
+        for k, val in nw.counters.items():
+            self.counters[k] += val - c0[k]
+        return CCPInfo(it, res, gap, res <= tol, prods)
+
     # ------------------------------------------------------------------ the step
     def _step_impl(self, state: State) -> State:
         s = self.system
@@ -284,8 +312,9 @@ class NscEuler(Integrator):
             last_slip = np.full(m, -1.0)
             if self.warm:
                 cs.warm_start(state, gamma, last_slip)
-            dense = (self.delassus == "dense" or self.method == "psor" or self._fac is None
-                     or (self.delassus == "auto" and m <= 150))
+            newton = self.method == "newton"
+            dense = not newton and (self.delassus == "dense" or self.method == "psor" or self._fac is None
+                                    or (self.delassus == "auto" and m <= 150))
             u = np.empty(n3)
             mu = cs.c_mu[:m]  # friction coefficients; the rolling blocks' disc radii, set below
             kind = cs.c_kind[:m]
@@ -302,7 +331,20 @@ class NscEuler(Integrator):
                 reg = np.zeros(n3)
                 where = cone if self.compliance_on == "all" else cone & np.any(cs.c_body[:m] < 0, axis=1)
                 reg[0::3] = np.where(where, self.compliance / (h * h), 0.0)
-            if dense:
+            if newton:
+                if self._newton is None:
+                    self._newton = PrimalNewton(s, cs, regularization=self.newton_regularization)
+                    self.counters.update(self._newton.counters)
+                nd = self.nd
+
+                def exact(g_, out_):
+                    self.crhs[:] = 0.0
+                    NK.scatter_Dt(0, m, cs.c_body, cs.c_D, NK.NO_PERM, g_, self.crhs)
+                    self._solve()
+                    out_[:] = self.x_c[:nd]
+                N_times = lambda x_, o_: NK.delassus_reg_apply(m, cs.c_body, cs.c_D, _NO_N, self._fac, self._work,
+                                                               _NO_WORK if reg is None else reg, x_, o_)
+            elif dense:
                 N = self._dense_N(m)
                 if reg is not None:
                     N[np.diag_indices(n3)] += reg
@@ -335,8 +377,17 @@ class NscEuler(Integrator):
                 outer += 1
                 if self.friction == "coulomb":
                     r_mod[0::3] = r[0::3] + np.where(cone, mu * slip, 0.0)
-                info = solve_ccp(self.method, m, mu, eta, r_mod, gamma, u, tol=tol, max_iter=self.max_iter,
-                                 kind=kind, **kw)
+                if newton and self.friction == "coulomb" and outer == 1:
+                    # de Saxcé's bias inside Newton's iterations (one loop); the round's check below then
+                    # compares the slip speeds of the solution with those of its last bias
+                    info = self._newton_solve(m, kind, mu, eta, r, reg, gamma, u, data, exact, tol,
+                                              slip_mu=np.where(cone, mu, 0.0), max_total=self.NEWTON_MERGED_CAP)
+                    slip = self._newton.last_slip
+                elif newton:
+                    info = self._newton_solve(m, kind, mu, eta, r_mod, reg, gamma, u, data, exact, tol)
+                else:
+                    info = solve_ccp(self.method, m, mu, eta, r_mod, gamma, u, tol=tol, max_iter=self.max_iter,
+                                     kind=kind, **kw)
                 it += info.iterations
                 self.counters["contact_products"] += info.products
                 accurate = info.residual <= self.tol

@@ -16,7 +16,7 @@ from trackdyn.contact.nsc import NscContact
 from trackdyn.math.quaternion import quat_to_matrix
 
 G = 9.81
-SOLVERS = ("psor", "bb", "apgd")
+SOLVERS = ("psor", "bb", "apgd", "newton")
 
 
 def _sim(model, nsc, h, solver="apgd", tol=1e-9, **opts):
@@ -135,7 +135,7 @@ def _stack(n_boxes=5):
     return m, nsc
 
 
-@pytest.mark.parametrize("solver", ["psor", "bb"])
+@pytest.mark.parametrize("solver", ["psor", "bb", "newton"])
 def test_stack_of_five_boxes_rests_ten_seconds(solver):
     m, nsc = _stack()
     sim = _sim(m, nsc, 2e-3, solver)
