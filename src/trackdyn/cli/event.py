@@ -5,7 +5,8 @@ Events: ``half-round``, ``step-climb``, ``gap-crossing``, ``trapezoid``,
 flags; any other keyword of the event's Python function is given as
 ``--set NAME=VALUE`` (VALUE parsed as JSON when it can be: numbers, lists,
 true/false); a dotted NAME is a scenario option of the fidelity
-(``--set contact.method=nsc``). With ``--json`` one JSON object goes to stdout, e.g.
+(``--set contact.method=nsc``), and ``integrator.NAME`` an option of the stepper
+(``--set integrator.contact_solver=apgd``). With ``--json`` one JSON object goes to stdout, e.g.
 ``{"event": "step-climb", "limit_m": 0.62, ...}``. Exit codes: 0 success,
 1 invalid input or a diverged run, 2 usage.
 """
@@ -96,7 +97,9 @@ def event(
                 named["search"] = "values"
         opts.update({k: v for k, v in named.items() if v is not None})
         for k, v in _parse_set(set_).items():
-            if "." in k:  # a scenario option of the fidelity (contact.method=nsc): Scenario(options=...)
+            if k.startswith("integrator."):  # an option of the stepper (integrator.contact_solver=newton)
+                opts.setdefault("scenario_options", {}).setdefault("options", {})[k[len("integrator."):]] = v
+            elif "." in k:  # a scenario option of the fidelity (contact.method=nsc): Scenario(options=...)
                 opts.setdefault("scenario_options", {}).setdefault("options", {})[k] = v
             else:
                 opts[k] = v
