@@ -130,7 +130,22 @@ def test_vehicle_nsc_solves_to_the_vehicle_tolerance_unless_told():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         it = prepare(td.Scenario(vehicle="m113", options=NSC)).sim.integrator
-        assert (it.tol, it.max_iter, it.compliance, it.compliance_on) == (1e-5, 5000, 1e-7, "terrain")
+        assert (it.method, it.tol, it.max_iter, it.compliance, it.compliance_on) == ("newton", 1e-5, 5000, 1e-7,
+                                                                                   "terrain")
         it = prepare(td.Scenario(vehicle="m113", options={**NSC, "contact_tolerance": 1e-6, "contact_compliance": 0.0,
-                                                          "contact_max_iterations": 700})).sim.integrator
-        assert (it.tol, it.max_iter, it.compliance) == (1e-6, 700, 0.0)
+                                                          "contact_max_iterations": 700,
+                                                          "contact_solver": "apgd"})).sim.integrator
+        assert (it.method, it.tol, it.max_iter, it.compliance) == ("apgd", 1e-6, 700, 0.0)
+
+
+def test_event_set_passes_integrator_options_to_the_stepper():
+    """``--set integrator.NAME=VALUE`` on ``trackdyn event`` reaches the stepper's options: a bad contact solver
+    comes back naming the option and the choices, exit code 1, before anything runs."""
+    from typer.testing import CliRunner
+
+    from trackdyn.cli.main import app
+
+    r = CliRunner().invoke(app, ["event", "step-climb", "--values", "0.3", "--set", "contact.method=nsc",
+                                 "--set", "integrator.contact_solver=pgs"])
+    assert r.exit_code == 1, r.output
+    assert "contact_solver must be one of" in r.output and "'pgs'" in r.output, r.output

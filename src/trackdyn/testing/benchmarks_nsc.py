@@ -30,14 +30,14 @@ __all__ = ["m113_flat_nsc"]
 
 
 @bench("m113-flat-nsc")
-def m113_flat_nsc(t_end: float = 2.0, step: float = 1e-3, settle: float = 0.5, contact_solver: str = "apgd",
+def m113_flat_nsc(t_end: float = 2.0, step: float = 1e-3, settle: float = 0.5, contact_solver: str = "newton",
                   contact_tolerance: float = 1e-5, friction: str = "coulomb", warm_start: bool = True,
                   contact_max_iterations: int = 5000, output_step: float = 0.01, results: list | None = None,
                   contact_compliance: float | None = None) -> dict:
     """Cruise at 4.2 m/s on flat ground under NSC: ``t_end`` s after ``settle`` s, step ``step``.
 
     ``contact_tolerance`` (m/s) is the contact solver's stopping residual (natural map, docs/contact-nsc.md),
-    ``contact_solver`` one of ``"apgd"``, ``"bb"``, ``"psor"``, ``friction`` ``"coulomb"`` or ``"anitescu"``;
+    ``contact_solver`` one of ``"newton"`` (the vehicle's default), ``"apgd"``, ``"bb"``, ``"psor"``, ``friction`` ``"coulomb"`` or ``"anitescu"``;
     ``contact_max_iterations`` the solver's cap per solve (5000: with 1000, 4 of 20 Anitescu steps of APGD
     stopped above 1e-5 m/s, bench/README.md); ``contact_compliance`` (m/N) the contacts' compliance (``None``:
     the links fidelity's 1e-7 m/N; 0: rigid).
