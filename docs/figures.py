@@ -570,6 +570,21 @@ def nsc_compliance():
                      "--t-end", "0.2")
 
 
+@producer("nsc-newton", "docs/contact-nsc.md and bench/README.md (the Newton contact solver against APGD on one "
+                        "settled state of the NSC M113's cruise, and Newton's regularisation scan; docs/nsc/newton.json; "
+                        "about 5 min)")
+def nsc_newton():
+    """`python bench/nsc_newton.py --settle 0.5 --steps 100 --json docs/nsc/newton.json`."""
+    return _recorded("bench/nsc_newton.py", "docs/nsc/newton.json", "--settle", "0.5", "--steps", "100")
+
+
+@producer("nsc-validation-newton", "docs/contact-nsc.md (Validation: the Newton solver's incline, slide and stack "
+                                   "figures; docs/nsc/validation_newton.json; about 1 min)")
+def nsc_validation_newton():
+    """`python bench/nsc_validation_newton.py --json docs/nsc/validation_newton.json`."""
+    return _recorded("bench/nsc_validation_newton.py", "docs/nsc/validation_newton.json")
+
+
 @producer("nsc-throttle", "docs/contact-nsc.md (Contact compliance: the M113 under full throttle on flat ground, the "
                           "sprocket's spin with the compliance on every contact, on the terrain's, and rigid; "
                           "docs/nsc/throttle.json; a few minutes)")
