@@ -23,6 +23,8 @@ import os
 import sys
 import time
 
+import numpy as np
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from nsc_perf import _load, run_variant  # noqa: E402
@@ -30,6 +32,30 @@ from nsc_perf import _load, run_variant  # noqa: E402
 from trackdyn.integrators.base import StepFailed  # noqa: E402
 from trackdyn.testing import benchmarks_vehicle as BV  # noqa: E402
 from trackdyn.testing.benchmarks import machine_info  # noqa: E402
+
+
+def factor_and_solve_ms(it, reps=50):
+    """Median ms of one factorisation and one solve of the step's matrix, without and with the coupling blocks
+    of every touching body pair (the Newton solver's pattern), on the last step's values."""
+    out = {}
+    nw = it._newton
+    nw.data[:] = 0.0
+    nw.data[nw.to_w] = it.system.data
+    for name, sv, data in (("step", it.solver, it.system.data), ("newton", nw.solver, nw.data)):
+        rhs = np.ones(sv.n)
+        x = np.zeros(sv.n)
+        tf, ts = [], []
+        for _ in range(reps):
+            t = time.perf_counter()
+            sv.factor(data)
+            tf.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            sv.solve(rhs, x)
+            ts.append(time.perf_counter() - t)
+        out[f"{name}_factor_ms"] = 1e3 * float(np.median(tf))
+        out[f"{name}_solve_ms"] = 1e3 * float(np.median(ts))
+    it.solver.factor(it.system.data)  # leave the step's own factorisation as it was
+    return out
 
 
 def regularization_row(it, state0, eps, steps):
@@ -78,6 +104,7 @@ def main(argv=None):
             "bodies": s.nb, "constraint_rows": s.nc, "contact_tolerance_mps": it.tol,
             "contact_compliance_m_per_N": it.compliance, "touch_pairs": len(it._newton.pairs),
             "factor_nnz": it.solver.nnz_L, "newton_factor_nnz": it._newton.solver.nnz_L, "machine": machine_info()}
+    head.update(factor_and_solve_ms(it))
     print(json.dumps(head), flush=True)
     state0 = prep.sim.state
     side = []

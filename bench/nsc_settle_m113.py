@@ -1,9 +1,10 @@
 """The NSC M113 settled at rest on flat ground: the ground's force on the shoes against the weight (issue #29).
 
-Usage: python bench/nsc_settle_m113.py [--t-end 6] [--step 2e-3] [--friction anitescu|coulomb] [--json OUT]
+Usage: python bench/nsc_settle_m113.py [--t-end 6] [--step 2e-3] [--friction anitescu|coulomb]
+[--contact-solver apgd|newton] [--json OUT]
 
 The M113 dropped from its build height (5 mm over the ground) with no throttle and no brake, under
-``contact.method = "nsc"`` (APGD to 1e-5 m/s), for ``t-end`` s. Every step records the vertical contact
+``contact.method = "nsc"`` (``--contact-solver``, default APGD, to 1e-5 m/s), for ``t-end`` s. Every step records the vertical contact
 force of the ground on the vehicle (the shoes' impulses over h) and the vertical momentum of all bodies.
 Reported per window of the last seconds: the mean force against the weight (``force_over_weight - 1``:
 at rest the force is the weight), the same with the momentum's rate taken out (``balance``: the vertical
@@ -27,8 +28,9 @@ from trackdyn.sim.run import prepare
 from trackdyn.testing.benchmarks import machine_info
 
 
-def settle(t_end: float = 6.0, step: float = 2e-3, friction: str = "anitescu", windows=(0.5, 1.0)) -> dict:
-    opts = {"contact.method": "nsc", "contact_solver": "apgd", "contact_tolerance": 1e-5, "friction": friction}
+def settle(t_end: float = 6.0, step: float = 2e-3, friction: str = "anitescu", windows=(0.5, 1.0),
+           contact_solver: str = "apgd") -> dict:
+    opts = {"contact.method": "nsc", "contact_solver": contact_solver, "contact_tolerance": 1e-5, "friction": friction}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the redundant pin rows closing each track loop (expected)
         p = prepare(td.Scenario(vehicle="m113", driver=Idle(), t_end=t_end, step=step, output_step=1e-2,
@@ -49,7 +51,7 @@ def settle(t_end: float = 6.0, step: float = 2e-3, friction: str = "anitescu", w
     wall = time.perf_counter() - t0
     t, F, P, vz = np.array(rows).T
     out = {"benchmark": "nsc-settle-m113", "status": res.status, "t_end_s": t_end, "step_s": step,
-           "friction": friction, "weight_N": W, "wall_time_s": wall, "wall_per_sim": wall / t_end,
+           "friction": friction, "contact_solver": contact_solver, "weight_N": W, "wall_time_s": wall, "wall_per_sim": wall / t_end,
            "contact_unconverged": int(p.sim.integrator.counters["contact_unconverged"]),
            "machine": machine_info(), "windows": []}
     for w in windows:
@@ -70,9 +72,10 @@ if __name__ == "__main__":
     ap.add_argument("--t-end", type=float, default=6.0)
     ap.add_argument("--step", type=float, default=2e-3)
     ap.add_argument("--friction", choices=["anitescu", "coulomb"], default="anitescu")
+    ap.add_argument("--contact-solver", choices=["apgd", "bb", "newton"], default="apgd")
     ap.add_argument("--json", default=None, help="also write the result to this file")
     a = ap.parse_args()
-    r = settle(a.t_end, a.step, a.friction)
+    r = settle(a.t_end, a.step, a.friction, contact_solver=a.contact_solver)
     text = json.dumps(r, indent=2)
     if a.json:
         with open(a.json, "w") as fh:

@@ -578,6 +578,27 @@ def nsc_newton():
     return _recorded("bench/nsc_newton.py", "docs/nsc/newton.json", "--settle", "0.5", "--steps", "100")
 
 
+@producer("nsc-cruise", "docs/contact-nsc.md and bench/README.md (the NSC M113's 2 s cruise at 4.2 m/s with the "
+                        "vehicle's solver, Newton: speed range, steps above the tolerance, cost; docs/nsc/cruise_newton.json; "
+                        "a few minutes)")
+def nsc_cruise():
+    """`trackdyn bench m113-flat-nsc --t-end 2 --json` into docs/nsc/cruise_newton.json."""
+    r = _trackdyn("bench", "m113-flat-nsc", "--t-end", "2")
+    r = {"command": "trackdyn bench m113-flat-nsc --t-end 2 --json", **r}
+    (HERE / "nsc" / "cruise_newton.json").write_text(json.dumps(r, indent=1) + "\n", encoding="utf-8")
+    return {"command": r["command"], "figures": r, "mismatches": []}
+
+
+@producer("nsc-settle", "docs/contact-nsc.md (the NSC M113 at rest on flat ground: the ground's force against the "
+                        "weight over the last 0.5 and 1 s of 6 s, Newton, Coulomb friction; docs/nsc/settle_newton.json; "
+                        "about 1 min)")
+def nsc_settle():
+    """`python bench/nsc_settle_m113.py --t-end 6 --step 2e-3 --friction coulomb --contact-solver newton --json
+    docs/nsc/settle_newton.json`."""
+    return _recorded("bench/nsc_settle_m113.py", "docs/nsc/settle_newton.json", "--t-end", "6", "--step", "2e-3",
+                     "--friction", "coulomb", "--contact-solver", "newton")
+
+
 @producer("nsc-validation-newton", "docs/contact-nsc.md (Validation: the Newton solver's incline, slide and stack "
                                    "figures; docs/nsc/validation_newton.json; about 1 min)")
 def nsc_validation_newton():
