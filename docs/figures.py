@@ -560,6 +560,16 @@ def nsc_stepsize():
                      "--record", "wheels")
 
 
+@producer("nsc-stepsize-newton", "docs/contact-nsc.md (The M113 under NSC: the largest step within 1 mm of the h = 5e-4 s "
+                                 "road-wheel heights over 2 s of cruise with the vehicle's NSC settings, Newton and the "
+                                 "terrain's compliance: docs/nsc/stepsize_newton.json; about 10 min)")
+def nsc_stepsize_newton():
+    """`python bench/m113_stepsize.py --nsc --t-end 2 --settle 0.5 --steps 1e-3 2e-3 2.5e-3 5e-3 --record wheels
+    --json docs/nsc/stepsize_newton.json`."""
+    return _recorded("bench/m113_stepsize.py", "docs/nsc/stepsize_newton.json", "--nsc", "--t-end", "2", "--settle",
+                     "0.5", "--steps", "1e-3", "2e-3", "2.5e-3", "5e-3", "--record", "wheels")
+
+
 @producer("nsc-compliance", "docs/contact-nsc.md and bench/README.md (the NSC M113's cruise at three contact "
                             "compliances of the terrain's contacts, 1e-7 m/N to rigid: iterations, cost, speed; docs/nsc/compliance.json; "
                             "about 10 min)")
