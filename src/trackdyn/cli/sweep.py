@@ -8,6 +8,9 @@
 - ``--resume DIR`` continues the sweep in DIR (it must hold a manifest): finished, failed and refused
   points are kept, the others run. FILE may then be left out (DIR's ``sweep.toml`` is used).
 - ``--list`` prints the built-in sweeps: name, event, grid size and description.
+- ``compare DIR DIR`` sets two sweep folders of the same axes side by side (e.g. ``--fidelity massless``
+  against links): per value the points finished in both, Spearman's rank correlation, the mean and largest
+  difference, and each folder's point wall time (:func:`~trackdyn.experiments.sweep.compare_sweeps`).
 - ``status DIR`` prints the points done, failed (with the error), refused (with the reason) and left,
   the unfinished attempts, and the ETA from the measured point times (``--workers`` to project it for
   another worker count); it reads the folder only.
@@ -22,7 +25,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import typer
 
@@ -106,6 +109,33 @@ def _print_status(directory: Optional[Path], workers: Optional[int], as_json: bo
         typer.echo(f"  refused {k}: {v}")
 
 
+def _print_compare(dirs, as_json: bool) -> None:
+    from ..experiments.sweep import compare_sweeps
+    from .results import fail, print_json
+
+    if len(dirs) != 2:
+        fail(f"sweep compare: give two sweep folders (reference first), got {len(dirs)}")
+    try:
+        c = compare_sweeps(dirs[0], dirs[1])
+    except ValueError as err:
+        fail(str(err))
+    if as_json:
+        print_json(c)
+        return
+    fa, fb = c["fidelities"]
+    typer.echo(f"{c['other']} ({fb}) against {c['reference']} ({fa}): {c['common_points']} points finished in both")
+    typer.echo(f"  {'value':<22} {'points':>6} {'Spearman':>9} {'p':>9} {'mean diff':>11} {'max |diff|':>11}")
+    for r in c["values"]:
+        def f(x, fmt):
+            return "-" if x is None else format(x, fmt)
+        typer.echo(f"  {r['value']:<22} {r['points']:>6} {f(r['spearman'], '.3f'):>9} {f(r['p_value'], '.2g'):>9} "
+                   f"{f(r['mean_difference'], '.4g'):>11} {f(r['max_abs_difference'], '.4g'):>11}")
+    w = c["point_wall_s"]
+    if w["ref"] is not None and w["other"] is not None:
+        typer.echo(f"  point wall time over these points: {w['ref']:.1f} s ({fa}), {w['other']:.1f} s ({fb}), "
+                   f"ratio {c['cost_ratio']:.3g}")
+
+
 class _Live:
     """Live display of a running sweep on stderr: points done / failed / refused / running, and the ETA."""
 
@@ -154,8 +184,9 @@ class _Live:
 
 def sweep(
     file: Optional[str] = typer.Argument(None, help="Sweep file (TOML), or a built-in sweep's name "
-                                         "(trackdyn sweep --list); or 'status' followed by a sweep folder."),
-    directory: Optional[Path] = typer.Argument(None, help="With 'status': the sweep's output folder."),
+                                         "(trackdyn sweep --list); or 'status' followed by a sweep folder, or 'compare' followed by two."),
+    directory: Optional[List[Path]] = typer.Argument(None, help="With 'status': the sweep's output folder; with "
+                                                     "'compare': two sweep folders (reference first)."),
     list_: bool = typer.Option(False, "--list", help="List the built-in sweeps (name, event, grid, description)."),
     resume: Optional[Path] = typer.Option(None, "--resume", help="Continue the sweep in this folder (it holds a "
                                           "manifest): finished, failed and refused points are kept."),
@@ -181,11 +212,16 @@ def sweep(
         _print_list(as_json)
         return
     if file == "status" and not Path("status").is_file():
-        _print_status(directory, workers, as_json)
+        if directory is not None and len(directory) > 1:
+            fail(f"sweep status: one folder, got {len(directory)}")
+        _print_status(directory[0] if directory else None, workers, as_json)
         return
-    if directory is not None:
-        fail(f"unexpected argument {str(directory)!r}: only 'trackdyn sweep status DIR' takes a folder "
-             "(continue a sweep with --resume DIR)")
+    if file == "compare" and not Path("compare").is_file():
+        _print_compare(directory or [], as_json)
+        return
+    if directory:
+        fail(f"unexpected argument {str(directory[0])!r}: only 'trackdyn sweep status DIR' and 'trackdyn sweep "
+             "compare DIR DIR' take folders (continue a sweep with --resume DIR)")
     if workers is not None and workers < 1:
         fail(f"--workers must be >= 1, got {workers}")
     if resume is not None:

@@ -98,7 +98,7 @@ from ..viz.plots import grid_map, new_figure, peak_vs_parameter, save_figure
 from .events import EVENTS, EventDiverged, resolve_vehicle, run_event
 
 __all__ = ["SweepSpec", "load_sweep", "sweep_from_dict", "run_sweep", "run_point", "sweep_table", "sweep_figures",
-           "sweep_status", "builtin_sweeps", "find_sweep", "GEOMETRY_KEYS", "DEFAULT_VALUES", "SWEEPS_DIR"]
+           "sweep_status", "compare_sweeps", "builtin_sweeps", "find_sweep", "GEOMETRY_KEYS", "DEFAULT_VALUES", "SWEEPS_DIR"]
 
 GEOMETRY_KEYS = ("sprocket.dx", "sprocket.dz", "idler.dx", "idler.dz")
 #: Grid keys that are neither geometry offsets nor prefixed (module docstring).
@@ -539,6 +539,72 @@ def sweep_table(spec: SweepSpec, out):
         rows.append(row)
     df = pd.DataFrame(rows)
     return df
+
+
+def compare_sweeps(reference, other, values=None) -> dict:
+    """Two sweep folders of the same grid axes side by side (issue #33: the massless fidelity against links).
+
+    Over the points that finished (``status`` ok) in both, per value (default: the reference's figure
+    values): the number of points, Spearman's rank correlation of the two (do they rank the configurations
+    the same way?) with its p-value, the mean and the largest difference (other − reference), and each
+    folder's summed point wall time over those points (the cost of each fidelity). Raises ValueError naming
+    a folder that is not a sweep folder or axes that differ.
+    """
+    import numpy as np
+    from scipy.stats import spearmanr
+
+    tables = []
+    for d in (Path(reference), Path(other)):
+        if not (d / "sweep.toml").is_file():
+            raise ValueError(f"compare_sweeps: {d} is not a sweep folder (no sweep.toml)")
+        spec = load_sweep(d / "sweep.toml")
+        tables.append((d, spec, sweep_table(spec, d)))
+    (da, sa, ta), (db, sb, tb) = tables
+    if sorted(sa.grid) != sorted(sb.grid):
+        raise ValueError(f"compare_sweeps: the folders' grid axes differ ({sorted(sa.grid)} in {da}, "
+                         f"{sorted(sb.grid)} in {db})")
+    values = list(values or sa.values or DEFAULT_VALUES.get(sa.event, ()))
+
+    def ok(df):
+        return df[df["status"] == "ok"] if len(df) else df
+
+    merged = ok(ta).merge(ok(tb), on="point", suffixes=("_ref", "_other")) if len(ta) and len(tb) else None
+    rows = []
+    for v in values:
+        row = {"value": v, "points": 0, "spearman": None, "p_value": None, "mean_difference": None,
+               "max_abs_difference": None}
+        if merged is not None and f"{v}_ref" in merged and f"{v}_other" in merged:
+            x = _numeric(merged[f"{v}_ref"])
+            y = _numeric(merged[f"{v}_other"])
+            keep = np.isfinite(x) & np.isfinite(y)
+            x, y = x[keep], y[keep]
+            row["points"] = int(x.size)
+            if x.size:
+                d = y - x
+                row["mean_difference"] = float(d.mean())
+                row["max_abs_difference"] = float(np.abs(d).max())
+            if x.size >= 3 and np.ptp(x) > 0 and np.ptp(y) > 0:
+                rho, pv = spearmanr(x, y)
+                row["spearman"], row["p_value"] = float(rho), float(pv)
+        rows.append(row)
+    n = 0 if merged is None else len(merged)
+    wall = {}
+    for tag in ("ref", "other"):
+        col = f"point_wall_time_s_{tag}"
+        wall[tag] = float(_numeric(merged[col]).sum()) if merged is not None and col in merged else None
+    fid = [str(t["fidelity"].iloc[0]) if len(t) and "fidelity" in t else (s.fidelity or "links")
+           for (_, s, t) in tables]
+    return {"reference": str(da), "other": str(db), "fidelities": fid, "axes": sorted(sa.grid),
+            "common_points": n, "values": rows, "point_wall_s": wall,
+            "cost_ratio": (wall["other"] / wall["ref"]) if wall["ref"] and wall["other"] is not None else None}
+
+
+def _numeric(series):
+    """A table column as float64 (None and text become NaN)."""
+    import numpy as np
+    import pandas as pd
+
+    return pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64)
 
 
 def _write_table(df, path: Path) -> Path:

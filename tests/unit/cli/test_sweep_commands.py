@@ -104,9 +104,12 @@ def test_status_prints_the_counts_the_reasons_and_the_eta(monkeypatch, tmp_path)
     assert r.exit_code == 1 and "give the sweep's output folder" in r.output
 
 
-def test_a_folder_argument_belongs_to_status_only(fake_run, tmp_path):
+def test_a_folder_argument_belongs_to_status_and_compare_only(fake_run, tmp_path):
     r = _run(["m113-step-hull", str(tmp_path)])
-    assert r.exit_code == 1 and "only 'trackdyn sweep status DIR' takes a folder" in r.output and not fake_run
+    assert r.exit_code == 1 and "only 'trackdyn sweep status DIR' and 'trackdyn sweep compare DIR DIR' take folders" \
+        in r.output and not fake_run
+    r = _run(["status", str(tmp_path), str(tmp_path)])
+    assert r.exit_code == 1 and "one folder, got 2" in r.output and not fake_run
 
 
 def test_live_line_and_durations():
