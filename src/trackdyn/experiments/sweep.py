@@ -592,8 +592,10 @@ def compare_sweeps(reference, other, values=None) -> dict:
     for tag in ("ref", "other"):
         col = f"point_wall_time_s_{tag}"
         wall[tag] = float(_numeric(merged[col]).sum()) if merged is not None and col in merged else None
-    fid = [str(t["fidelity"].iloc[0]) if len(t) and "fidelity" in t else (s.fidelity or "links")
-           for (_, s, t) in tables]
+    fid = []
+    for _, s_, t in tables:  # the fidelity the points ran at (their records), else the sweep file's
+        ran = t["fidelity"].dropna() if len(t) and "fidelity" in t else ()
+        fid.append(str(ran.iloc[0]) if len(ran) else (s_.fidelity or "links"))
     return {"reference": str(da), "other": str(db), "fidelities": fid, "axes": sorted(sa.grid),
             "common_points": n, "values": rows, "point_wall_s": wall,
             "cost_ratio": (wall["other"] / wall["ref"]) if wall["ref"] and wall["other"] is not None else None}

@@ -45,6 +45,9 @@ def test_spearman_and_differences_over_the_points_finished_in_both(tmp_path):
     assert row["mean_difference"] == pytest.approx(float(np.mean(y - x)), abs=1e-12)
     assert row["max_abs_difference"] == pytest.approx(0.25, abs=1e-12)
     assert c["point_wall_s"] == {"ref": 500.0, "other": 10.0} and c["cost_ratio"] == pytest.approx(0.02)
+    # the fidelity is that of the points' records even when the first point of the grid was refused
+    e = compare_sweeps(a, _folder(tmp_path / "first-refused", cheap, "massless", 2.0, skip=(0,)))
+    assert e["fidelities"] == ["links", "massless"] and e["common_points"] == 5
     # the same ranking gives 1
     d = compare_sweeps(a, _folder(tmp_path / "same", [v - 0.1 for v in links], "massless", 1.0))
     assert {r["value"]: r for r in d["values"]}["limit_m"]["spearman"] == pytest.approx(1.0)
