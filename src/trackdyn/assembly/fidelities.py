@@ -135,7 +135,7 @@ class LinksFormulation:
     #: (94 rad/s at 0.6 s on flat ground against 8.1 rigid): ``compliance_on = "terrain"``. A regularisation,
     #: not a material: a ground contact gives by 0.07 mm under the ~700 N it carries at rest, 1/350 of the
     #: SMC pads' calibrated static deflection (1 in, korner-2024 §3.2.4). 0 gives the rigid contact.
-    #: ``contact_solver = "newton"`` (issue #29): the same tolerance as APGD at 8.2 times less CPU per step on
+    #: ``contact_solver = "newton"`` (issue #29): the same tolerance as APGD at 5.8 times less CPU per step on
     #: one cruise state (docs/contact-nsc.md, "The Newton solver"); the 0.852 m step-climb trial at 5e-4 s
     #: climbed at 4.26 s with slip 0.171 / 0.178 and the hull at up to 22.1 kN in 372 s of wall time, APGD's
     #: run the same (4.26 s, 0.17 / 0.18, 22 kN) in 1 024 s (docs/events/results.json, step-climb-nsc*).
