@@ -205,7 +205,7 @@ def sweep(
 ):
     """Run a parameter sweep of an event on Dask (a file or a built-in name); --list the built-in sweeps;
     --resume a folder; 'status DIR' for its progress and ETA."""
-    from ..experiments.sweep import load_sweep, run_sweep, sweep_figures, sweep_table
+    from ..experiments.sweep import load_sweep, run_sweep, sweep_figures, write_tables
     from .results import fail, print_json
 
     if list_:
@@ -249,7 +249,7 @@ def sweep(
         fail(str(err))
     target = resume if resume is not None else (out if out is not None else Path("sweeps") / spec.name)
     if plot_only:
-        df = sweep_table(spec, target)
+        df, _ = write_tables(spec, target)
         figs = sweep_figures(spec, df, target)
         info = {"sweep": spec.name, "rows": len(df), "figures": [f"figures/{k}.png" for k in figs]}
         print_json(info) if as_json else typer.echo(f"{len(df)} rows, {len(figs)} figures in {target}")

@@ -513,6 +513,23 @@ def _scalars(d: dict, prefix="") -> dict:
     return out
 
 
+def limit_source(summary: dict) -> dict:
+    """The mechanism of a half-round point's limit (issue #33: the failure mode in the tables): the first
+    speed whose peak exceeds ``limit_g`` and what made that peak (``hull`` striking the obstacle, or the
+    road wheel that did), from the summary's ``peaks`` and ``peak_sources``; empty for other events and for
+    points that never exceeded the limit."""
+    peaks, sources, g = summary.get("peaks"), summary.get("peak_sources"), summary.get("limit_g")
+    if not (isinstance(peaks, list) and isinstance(sources, list) and g is not None):
+        return {}
+    by_speed = {float(s): name for s, name, *_ in sources}
+    over = sorted(float(s) for s, a in peaks if a is not None and a > g)
+    if not over:
+        return {}
+    name = by_speed.get(over[0])
+    kind = "hull" if name == "hull" else "road wheel" if name and "roadwheel" in name else name
+    return {"limit_source": kind, "limit_source_body": name, "limit_source_speed_mps": over[0]}
+
+
 def sweep_table(spec: SweepSpec, out):
     """The combined table (a pandas DataFrame) of a sweep folder: one row per grid point with a record
     (``status`` ok, failed or refused; ``error`` the error or the refusal's reason), missing points
@@ -536,6 +553,7 @@ def sweep_table(spec: SweepSpec, out):
         if rec["status"] == "ok":
             summ = {k: v for k, v in rec["summary"].items() if k not in ("event", "vehicle", "out")}
             row.update(_scalars(summ))
+            row.update(limit_source(summ))
         rows.append(row)
     df = pd.DataFrame(rows)
     return df
@@ -607,6 +625,19 @@ def _numeric(series):
     import pandas as pd
 
     return pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64)
+
+
+def write_tables(spec: SweepSpec, out):
+    """The folder's table (:func:`sweep_table`) written as ``results.parquet`` and ``results.csv`` (each to a
+    temporary name, then renamed); returns (the table, the Parquet path or None when it has no row)."""
+    out = Path(out)
+    df = sweep_table(spec, out)
+    table = _write_table(df, out / "results.parquet") if len(df) else None
+    if table is not None:  # the same table as CSV, for a spreadsheet or a diff
+        tmp_csv = out / f".results.csv.tmp-{os.getpid()}"
+        df.to_csv(tmp_csv, index=False)
+        os.replace(tmp_csv, out / "results.csv")
+    return df, table
 
 
 def _write_table(df, path: Path) -> Path:
@@ -1073,12 +1104,7 @@ def _run_locked(spec, out, text, man_path, scheduler, workers, progress, retry_f
     elif on_update is not None:
         on_update(snapshot())
     wall = time.perf_counter() - t0
-    df = sweep_table(spec, out)
-    table = _write_table(df, out / "results.parquet") if len(df) else None
-    if table is not None:  # the same table as CSV, for a spreadsheet or a diff
-        tmp_csv = out / f".results.csv.tmp-{os.getpid()}"
-        df.to_csv(tmp_csv, index=False)
-        os.replace(tmp_csv, out / "results.csv")
+    df, table = write_tables(spec, out)
     figs = []
     if figures and len(df):
         figs = [f"figures/{k}.png" for k in sweep_figures(spec, df, out)]

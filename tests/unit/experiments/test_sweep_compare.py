@@ -77,3 +77,16 @@ def test_cli_sweep_compare(tmp_path):
     assert {v["value"]: v for v in out["values"]}["limit_m"]["spearman"] == pytest.approx(1.0)
     r = CliRunner().invoke(app, ["sweep", "compare", str(a)])
     assert r.exit_code == 1 and "two sweep folders" in r.output
+
+
+def test_half_round_limit_source_in_the_table():
+    """The mechanism of a half-round point's limit: the source of the first peak above the limit."""
+    from trackdyn.experiments.sweep import limit_source
+
+    summ = {"limit_g": 2.5, "peaks": [[1.0, 0.6], [1.5, 2.4], [2.0, 87.7]],
+            "peak_sources": [[1.0, "right.roadwheel[0]", 7.1], [1.5, "left.roadwheel[4]", 6.0], [2.0, "hull", 5.5]]}
+    assert limit_source(summ) == {"limit_source": "hull", "limit_source_body": "hull", "limit_source_speed_mps": 2.0}
+    summ["peaks"][1][1] = 3.0
+    assert limit_source(summ)["limit_source"] == "road wheel" and limit_source(summ)["limit_source_speed_mps"] == 1.5
+    summ["peaks"] = [[1.0, 0.6]]
+    assert limit_source(summ) == {} and limit_source({"limit_m": 0.5}) == {}
