@@ -110,6 +110,7 @@ NSC = {
     # the full procedures of FULL under NSC (Newton; minutes a trial)
     "step-climb-nsc-limit": FULL["step-climb"] + ["--set", "contact.method=nsc"],
     "gap-crossing-nsc-limit": FULL["gap-crossing"] + ["--set", "contact.method=nsc"],
+    "half-round-12in-nsc-limit": FULL["half-round-12in"] + ["--set", "contact.method=nsc"],
 }
 EVENT.update({name: _event_of(name) for name in NSC})
 COMMANDS = FULL
