@@ -26,8 +26,13 @@ solve (``delassus="operator"``). ``"auto"``: dense up to 150 contacts, or for PS
 
 Options
 -------
-contact_solver : {"apgd", "bb", "psor"}
-    CCP solver (:mod:`trackdyn.contact.nsc_solvers`).
+contact_solver : {"apgd", "bb", "psor", "newton"}
+    CCP solver: the first-order ones of :mod:`trackdyn.contact.nsc_solvers`, or ``"newton"``, Newton's method
+    on the step's primal in the velocities with proximal rounds to the same residual
+    (:mod:`trackdyn.integrators._nsc_newton`; it needs ``solver="direct"``).
+newton_regularization : float
+    The Newton solver's proximal weight relative to each contact's inverse-mass scale (default 1e-3; it sets
+    the cost, not the solution: docs/contact-nsc.md, "The Newton solver").
 contact_tolerance : float
     Stop when the CCP residual (m/s) is at most this (default 1e-9).
 contact_max_iterations : int
@@ -70,7 +75,8 @@ solver, max_recovery_speed : as ``euler-implicit-linearized`` (the joints' saddl
     their stabilisation cap).
 
 Diagnostics: ``last`` adds ``contacts`` (blocks), ``contact_iterations``, ``contact_residual``,
-``complementarity_gap``, ``friction_iterations``; ``counters`` add ``contact_iterations`` (sum),
+``complementarity_gap``, ``friction_iterations``; ``counters`` add ``contact_iterations`` (sum; Newton iterations for ``"newton"``,
+which also counts ``newton_iterations``, ``proximal_rounds`` and ``factorizations``),
 ``contact_products`` (products with N: APGD's backtracking adds some; PSOR: sweeps), ``contact_unconverged``
 (steps whose last contact solve ended above ``contact_tolerance``), ``friction_iterations``,
 ``friction_unconverged``;
