@@ -59,6 +59,7 @@ class PrimalNewton:
         n = pat.n
         self.nd = 6 * s.nb
         self.data = np.zeros(pat.nnz)
+        self.base_w = np.zeros(pat.nnz)  # the step matrix's values in this pattern (mapped once per solve)
         self.rhs = np.zeros(n)
         self.x = np.zeros(n)
         self.counters = {"newton_iterations": 0, "proximal_rounds": 0, "factorizations": 0}
@@ -106,6 +107,8 @@ class PrimalNewton:
         res = gap = np.inf
         rtol_v = 0.1 * tol
         data = self.data
+        base_w = self.base_w
+        base_w[self.to_w] = base_data  # the coupling slots stay zero: the step matrix has none
         pat = self.pattern
         r0 = r
         r = r0.copy()
@@ -127,8 +130,7 @@ class PrimalNewton:
                 # otherwise the last one's Hessian still gives a descent direction (the exact line search
                 # keeps the iteration convergent) at the cost of one solve
                 if refactor or not np.array_equal(region, region_f):
-                    data[:] = 0.0
-                    data[self.to_w] = base_data
+                    data[:] = base_w
                     NN.scatter_hessian(m, c_body, c_D, W, pat.body_slot, self.pidx, pat.pair_slot, data)
                     self.solver.factor(data)
                     self.counters["factorizations"] += 1
