@@ -296,6 +296,16 @@ def add_running_gear(m: Model, chassis, spec, lay, p: str, y: float, W, tree: di
                          pos=W(0.5 * (px + wx), y, 0.5 * (pz + wz)), quat=_rot_y(ang))
         wheel = m.add_body(f"{p}roadwheel[{k}]", mass=sus.wheel_mass, inertia=list(sus.wheel_inertia),
                            pos=W(wx, y, wz))
+        if sus.locked:
+            if tree is not None:
+                raise ValueError("suspension.locked = true: the massless fidelity's tree has no welded arms; "
+                                 "use suspension.type = 'rigid' there")
+            # no suspension (wallin-shabana-2013 Fig. 8): the arm welded at its design angle, no bar, no damper
+            m.add_joint(Fixed(chassis, arm, point=W(px, y, pz), name=f"{p}arm[{k}].pivot"))
+            m.add_joint(Revolute(arm, wheel, point=W(wx, y, wz), axis=Y, name=f"{p}roadwheel[{k}].axle"))
+            arms.append(arm.name)
+            wheels.append(wheel.name)
+            continue
         m.add_joint(Revolute(chassis, arm, point=W(px, y, pz), axis=Y, name=f"{p}arm[{k}].pivot"))
         m.add_joint(Revolute(arm, wheel, point=W(wx, y, wz), axis=Y, name=f"{p}roadwheel[{k}].axle"))
         if tree is not None:

@@ -378,6 +378,12 @@ class SuspensionSpec(SpecModel):
     ``pivot`` plus ``arm_length`` at ``design_angle``: the axle bracket), but
     there is no arm body and no spring; ``arm_mass``, ``arm_inertia``,
     ``torsion`` and ``damper`` are then not used (and dampers are refused).
+
+    ``locked = True`` (torsion-arm only): every arm is welded to the chassis at
+    its design angle (a ``Fixed`` joint instead of the pivot's revolute; the
+    torsion bars and dampers are left out). The arms and wheels keep their mass
+    and the wheels still turn: the vehicle "without the suspension system" of
+    wallin-shabana-2013 Fig. 8.
     """
 
     type: Literal["torsion-arm", "rigid"] = Field("torsion-arm", description="suspension template")
@@ -385,6 +391,7 @@ class SuspensionSpec(SpecModel):
     arm_length: Positive = Field(description="pivot to wheel centre, m")
     design_angle: Finite = Field(description="arm angle below horizontal at assembly, rad")
     trailing: bool = Field(True, description="the wheel is behind its pivot")
+    locked: bool = Field(False, description="arms welded to the chassis at the design angle (no suspension)")
     arm_mass: Positive | None = Field(None, description="kg (torsion-arm only)")
     arm_inertia: Inertia | None = Field(None, description="kg m^2 (torsion-arm only)")
     wheel_radius: Positive = Field(description="m")
@@ -405,8 +412,11 @@ class SuspensionSpec(SpecModel):
             missing = [f for f in ("arm_mass", "arm_inertia", "torsion") if getattr(self, f) is None]
             if missing:
                 raise ValueError(f"a torsion-arm suspension needs {', '.join(missing)}")
-        elif any(s.damper for s in self.stations):
-            raise ValueError("a rigid suspension has no dampers (stations ask for one)")
+        else:
+            if any(s.damper for s in self.stations):
+                raise ValueError("a rigid suspension has no dampers (stations ask for one)")
+            if self.locked:
+                raise ValueError("locked = true welds a torsion-arm suspension's arms; a rigid suspension has none")
         return self
 
     @model_validator(mode="after")
