@@ -661,6 +661,30 @@ def synthesis():
     return {"command": "trackdyn study synthesis --vehicle robot-1-6 --json", "figures": r, "mismatches": mism}
 
 
+@producer("joints-study", "docs/joints.md (wallin-shabana-2013 Figs. 8-16 on the APC: the chassis, a link's path, "
+                          "a pin's raw and 30 Hz filtered forces, the penalty deformation, the CPU-time table; "
+                          "docs/joints/joints.json and the figures in docs/joints/; about 30 min)")
+def joints_study():
+    """`trackdyn study joints --vehicle apc --step 5e-5 --out docs/joints --json`: constrained (with and without
+    suspension), penalty 1e9 and 1e7, bushing; 10 s each at 5e-5 s (the pin forces' step error, docs/formulation.md)."""
+    args = ["study", "joints", "--vehicle", "apc", "--step", "5e-5", "--out", "docs/joints"]
+    out = subprocess.run([sys.executable, "-m", "trackdyn.cli.main", *args, "--json"], capture_output=True,
+                         text=True, cwd=HERE.parent)
+    if out.returncode not in (0, 1):
+        raise RuntimeError(f"{' '.join(args)}: exit {out.returncode}: {out.stderr[-2000:]}")
+    r = json.loads(out.stdout)
+    s = r["summary"]
+    mism = []
+    for key, text in (("constrained", "with suspension"), ("no-suspension", "without suspension")):
+        d = s.get(f"drop_{key}")
+        if d and not _doc_says("joints.md", f"{1e3 * d['settled_m']:.1f} mm {text}"):
+            mism.append(f"joints.md: settled drop {text}")
+    for key, row in r["runs"].items():
+        if not _doc_says("joints.md", f"| {key} | {row['fidelity']} | {row['cpu_per_sim']:.2f} |"):
+            mism.append(f"joints.md: CPU row of {key}")
+    return {"command": "trackdyn " + " ".join(args) + " --json", "figures": r, "mismatches": mism}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("names", nargs="*", help="producers to run (default: all, or the quick ones with --quick)")

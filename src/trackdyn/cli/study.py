@@ -251,6 +251,71 @@ def synthesis(
     raise typer.Exit(1 if unstable else 0)
 
 
+@study_app.command("joints")
+def joints(
+    vehicle: str = typer.Option("apc", "--vehicle", help="Vehicle (default the paper's APC, 'apc')."),
+    t_end: float = typer.Option(10.0, "--t-end", help="Simulated time, s."),
+    ramp: str = typer.Option("1,8", "--ramp", help="Sprocket ramp start,end (s): 0 rad/s until start, the full "
+                                                   "speed at end (the paper's Fig. 7: 1,8)."),
+    speed: float = typer.Option(25.0, "--speed", help="Sprocket speed after the ramp, rad/s (paper: 25)."),
+    step: Optional[float] = typer.Option(None, "--step", help="Time step of every run, s (default each "
+                                                              "fidelity's own)."),
+    side: str = typer.Option("left", "--side", help="Track of the recorded shoe and pin."),
+    shoe: int = typer.Option(10, "--shoe", help="Index of the recorded shoe (its pin's force, its path)."),
+    cutoff: float = typer.Option(30.0, "--cutoff", help="Low-pass cut-off of the pin forces, Hz (paper: 30)."),
+    runs: Optional[str] = typer.Option(None, "--runs", help="Comma-separated runs (default all whose fidelity is "
+                                                            "registered): constrained, no-suspension, "
+                                                            "penalty-1e9, penalty-1e7, bushing, ancf."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Folder for joints.json and the figures "
+                                                           "(default: joints-VEHICLE)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+):
+    """wallin-shabana-2013's track-joint comparison (Figs. 8-16): the vehicle driven by its sprockets' speed ramp
+    with ideal, penalty (1e9 and 1e7 N/m), bushing (and ANCF, once registered) pins, and without suspension;
+    every figure with all formulations overlaid, and a CPU-time table (sequential runs)."""
+    from ..experiments.joints import joints_study, write_joints_study
+
+    try:
+        r0, r1 = _floats(ramp, "--ramp")
+    except ValueError:
+        typer.echo(f"study joints: --ramp = {ramp!r}: expected two times start,end in s", err=True)
+        raise typer.Exit(1)
+    try:
+        def progress(key, row):
+            if not as_json:
+                typer.echo(f"{key}: {row['status']}, {row['wall_per_sim']:.2f} s wall per simulated s", err=True)
+
+        res = joints_study(vehicle=vehicle, t_end=t_end, ramp=(r0, r1), speed=speed, step=step, side=side,
+                           shoe=shoe, cutoff_hz=cutoff, runs=_names(runs) if runs else None, progress=progress)
+    except (ValueError, RuntimeError) as err:
+        typer.echo(str(err), err=True)
+        raise typer.Exit(1)
+    folder = Path(out) if out is not None else Path(f"joints-{vehicle}")
+    figures = write_joints_study(res, folder)
+    doc = {k: res[k] for k in ("settings", "runs", "summary", "paper")}
+    doc["figures"] = [Path(f).name for f in figures]
+    doc["out"] = str(folder)
+    failed = [k for k, r in res["runs"].items() if r["status"] != "complete"]
+    doc["status"] = "complete" if not failed else "diverged"
+    _write_atomic(folder / "joints.json", json.dumps(doc, default=float, indent=1))
+    if as_json:
+        _print_json(doc)
+    else:
+        typer.echo(f"{'run':<16} {'fidelity':<9} {'status':<9} {'wall/sim':>9} {'CPU/sim':>8} {'CPU ratio':>9} "
+                   f"{'x end, m':>9} {'vx end':>7}")
+        for k, r in res["runs"].items():
+            s = res["summary"]["runs"][k]
+            typer.echo(f"{k:<16} {r['fidelity']:<9} {r['status']:<9} {r['wall_per_sim']:9.2f} {r['cpu_per_sim']:8.2f} "
+                       f"{r['cpu_ratio']:9.2f} {s['x_end_m']:9.3f} {s['vx_end_mps']:7.3f}")
+        for k in ("constrained", "no-suspension"):
+            d = res["summary"].get(f"drop_{k}")
+            if d:
+                typer.echo(f"chassis drop before the drive, {k}: largest {1e3 * d['largest_m']:.2f} mm, "
+                           f"settled {1e3 * d['settled_m']:.2f} mm")
+        typer.echo(f"wrote {folder / 'joints.json'}, " + ", ".join(figures))
+    raise typer.Exit(1 if failed else 0)
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``study`` command group to the main ``trackdyn`` app."""
     app.add_typer(study_app, name="study")
