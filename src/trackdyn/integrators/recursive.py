@@ -27,13 +27,16 @@ absolute body states, so recorders read it as any other state.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..mbs.model import State
 from ._scheme import check_int, check_positive
+from .abm import adams_weights
 from .base import Integrator, StepFailed
 
-__all__ = ["RecursiveRK4"]
+__all__ = ["RecursiveABM", "RecursiveRK4"]
 
 
 class RecursiveRK4(Integrator):
@@ -121,5 +124,178 @@ class RecursiveRK4(Integrator):
         self.timing["update"] += clock() - t_c
         self.counters["iterations"] += 1
         self.last["iterations"] = 1
+        self.last["pos_violation"] = float(np.max(np.abs(s.phi))) if s.nc else 0.0
+        return new
+
+
+class RecursiveABM(Integrator):
+    """Variable-step Adams-Bashforth-Moulton PECE on a recursive system's joint coordinates (han-sander-mao §3.6:
+    the paper integrates its recursive track with ABM at relative tolerance 1e-9).
+
+    The scheme is the one of :mod:`trackdyn.integrators.abm` (the same :func:`~trackdyn.integrators.abm.adams_weights`
+    on the non-uniform grid, order growing by one per accepted step up to ``order``, the corrector accepted as the
+    new value, the error estimate ``y^c - y^p`` in the max norm scaled by ``atol + rtol |y|``, the next step
+    ``H min(2, max(0.2, 0.9 err^(-1/(m+1))))``), here on the vector ``(q, q̇)`` of joint coordinates and rates, so
+    there is no chart and no coordinate partitioning. After an accepted step the point is projected on the cut-joint
+    closure as in :class:`RecursiveRK4` (the correction is of the local error's size). ``step`` is the interval at
+    which a state is returned; inside it the scheme takes the internal steps its error control asks for, the last
+    ones stretched equally to land on the interval's end.
+
+    Options
+    -------
+    rtol, atol : float
+        Local error tolerances (defaults 1e-6, 1e-8; han-sander-mao used rtol 1e-9); atol in the coordinates' units
+        (rad, m; rad/s, m/s).
+    order : int
+        Largest predictor order (1-8, default 4; corrector one more).
+    first_step, max_step : float, optional
+        First internal step (default: from the initial derivatives) and the largest (default ``step``), s.
+    closure_tol, closure_max_iter, solver : as :class:`RecursiveRK4`.
+
+    Counters add ``substeps`` (accepted internal steps), ``rejected`` and ``projection_iterations``;
+    ``last["step_size"]`` is the step the control proposes next, and :attr:`step_history` holds the time and size
+    of every accepted internal step (``(n, 2)`` array, s).
+    """
+
+    name = "recursive-abm"
+
+    def __init__(self, system, step, rtol=1e-6, atol=1e-8, order=4, first_step=None, max_step=None,
+                 closure_tol=1e-12, closure_max_iter=10, solver="direct"):
+        owner = f"integrator {self.name!r}"
+        if solver != "direct":
+            raise ValueError(f"{owner}: solves its m × m cut-joint system directly; solver must be 'direct', "
+                             f"got {solver!r}")
+        if not hasattr(system, "accelerations") or not hasattr(system, "project"):
+            raise ValueError(f"{owner}: steps a system in joint coordinates (RecursiveSystem), "
+                             f"not a {type(system).__name__}")
+        rtol = check_positive(owner, "rtol", rtol, allow_zero=True)
+        atol = check_positive(owner, "atol", atol)
+        order = check_int(owner, "order", order, 1, 8)
+        first_step = None if first_step is None else check_positive(owner, "first_step", first_step)
+        max_step = float(step) if max_step is None else check_positive(owner, "max_step", max_step)
+        tol = check_positive(owner, "closure_tol", closure_tol)
+        it = check_int(owner, "closure_max_iter", closure_max_iter, 1)
+        super().__init__(system, step, rtol=rtol, atol=atol, order=order, first_step=first_step, max_step=max_step,
+                         closure_tol=tol, closure_max_iter=it)
+        self.rtol, self.atol, self.order = rtol, atol, order
+        self.first_step, self.max_step = first_step, max_step
+        self.closure_tol, self.closure_max_iter = tol, it
+        self.counters.update(substeps=0, rejected=0, projection_iterations=0)
+        self._hist_t, self._hist_h = [], []
+
+    @property
+    def step_history(self) -> np.ndarray:
+        """``(n, 2)``: end time and size (s) of every accepted internal step so far."""
+        return np.column_stack([self._hist_t, self._hist_h]) if self._hist_t else np.zeros((0, 2))
+
+    def _acc(self, t, q, v):
+        self.counters["residual_evals"] += 1
+        qdd, lam = self.system.accelerations(t, q, v)
+        return qdd.copy(), np.array(lam, copy=True)
+
+    def _norm(self, eq, ev, q0, q1, v0, v1) -> float:
+        sq = self.atol + self.rtol * np.maximum(np.abs(q0), np.abs(q1))
+        sv = self.atol + self.rtol * np.maximum(np.abs(v0), np.abs(v1))
+        return float(max(np.max(np.abs(eq) / sq, initial=0.0), np.max(np.abs(ev) / sv, initial=0.0)))
+
+    def _initial_step(self, t, q0, v0, a0) -> float:
+        """Hairer, Nørsett & Wanner, Solving ODEs I, §II.4, on y = (q, q̇)."""
+        d0 = self._norm(q0, v0, q0, q0, v0, v0)
+        d1 = self._norm(v0, a0, q0, q0, v0, v0)
+        h0 = 1e-6 if (d0 < 1e-5 or d1 < 1e-5) else 0.01 * d0 / d1
+        h0 = min(h0, self.max_step)
+        a1, _ = self._acc(t + h0, q0 + h0 * v0, v0 + h0 * a0)
+        d2 = self._norm(h0 * a0, a1 - a0, q0, q0, v0, v0) / h0
+        big = max(d1, d2)
+        h1 = max(1e-6, h0 * 1e-3) if big <= 1e-15 else (0.01 / big) ** 0.5
+        return min(100.0 * h0, h1, self.max_step)
+
+    def _attempt(self, hist, H):
+        ht, hq, hv, ha = hist
+        t, q0, v0 = ht[0], hq[0], hv[0]
+        m = min(self.order, len(ht))
+        nodes = (ht[:m] - t) / H
+        wp = adams_weights(nodes)
+        wc = adams_weights(np.concatenate([[1.0], nodes]))
+        qp = q0 + H * (wp @ hv[:m])
+        vp = v0 + H * (wp @ ha[:m])
+        ap, _ = self._acc(t + H, qp, vp)
+        qc = q0 + H * (wc[0] * vp + wc[1:] @ hv[:m])
+        vc = v0 + H * (wc[0] * ap + wc[1:] @ ha[:m])
+        err = self._norm(qc - qp, vc - vp, q0, qc, v0, vc)
+        if err > 1.0:
+            return err, m, None
+        try:
+            iters = self.system.project(qc, vc, tol=self.closure_tol, max_iter=self.closure_max_iter, t=t + H)
+        except ValueError as e:
+            raise StepFailed(f"t = {t + H:.6g} s: {e}") from None
+        self.counters["projection_iterations"] += iters
+        a1, lam = self._acc(t + H, qc, vc)
+        return err, m, (t + H, qc, vc, a1, lam)
+
+    def _step_impl(self, state: State) -> State:
+        s = self.system
+        ex = state.extra
+        try:
+            q0 = np.array(ex["recursive.q"], dtype=float)
+            v0 = np.array(ex["recursive.qd"], dtype=float)
+        except KeyError:
+            raise ValueError(f"integrator {self.name!r}: the state carries no joint coordinates "
+                             "(extra['recursive.q']); start from system.initial_state()") from None
+        clock = self._clock
+        t_a = clock()
+        t_end = state.t + self.h
+        ht = ex.get("rabm.t")
+        if ht is not None and float(ht[0]) == state.t and np.array_equal(ex["rabm.q"][0], q0):
+            hist = (ht, ex["rabm.q"], ex["rabm.v"], ex["rabm.a"])
+            hc = float(ex["rabm.h"][0])
+            lam = ex["rabm.lam"]
+        else:
+            a0, lam = self._acc(state.t, q0, v0)
+            hist = (np.array([state.t]), q0[None], v0[None], a0[None])
+            hc = self.first_step if self.first_step is not None else self._initial_step(state.t, q0, v0, a0)
+        t = float(hist[0][0])
+        grow = 2.0
+        n_sub = 0
+        while t < t_end:
+            remaining = t_end - t
+            n = max(1, math.ceil(remaining / min(hc, self.max_step) - 1e-9))
+            H = remaining / n
+            if H <= 1e-14 * max(1.0, abs(t)):
+                raise StepFailed(f"t = {t:.6g} s: recursive-abm step size underflow ({H:.3g} s)")
+            err, m, point = self._attempt(hist, H)
+            fac = 0.9 * err ** (-1.0 / (m + 1)) if err > 0 else grow
+            if point is None:
+                self.counters["rejected"] += 1
+                hc = H * max(0.2, min(0.9, fac))
+                grow = 1.0
+                continue
+            t1, q1, v1, a1, lam = point
+            if n == 1:
+                t1 = t_end
+            k = self.order
+            hist = (np.concatenate([[t1], hist[0][: k - 1]]), np.concatenate([q1[None], hist[1][: k - 1]]),
+                    np.concatenate([v1[None], hist[2][: k - 1]]), np.concatenate([a1[None], hist[3][: k - 1]]))
+            new_h = H * max(0.2, min(grow, fac))
+            hc = max(hc, new_h) if (H < hc and fac >= 1.0) else new_h
+            grow = 2.0
+            self._hist_t.append(t1)
+            self._hist_h.append(H)
+            t = t1
+            n_sub += 1
+        self.counters["substeps"] += n_sub
+        self.counters["iterations"] += n_sub
+        self.last["iterations"] = n_sub
+        self.last["step_size"] = float(hc)
+        t_b = clock()
+        self.timing["forces"] += t_b - t_a
+        keep = {k: x for k, x in ex.items() if not k.startswith(("recursive.", "rabm."))}
+        keep["rabm.t"], keep["rabm.q"], keep["rabm.v"], keep["rabm.a"] = hist
+        keep["rabm.h"] = np.array([hc])
+        keep["rabm.lam"] = lam
+        q1, v1, a1 = hist[1][0].copy(), hist[2][0].copy(), hist[3][0].copy()
+        new = s.state(t_end, q1, v1, a1, lam, keep, evaluated=True)
+        s.commit(new)
+        self.timing["update"] += clock() - t_b
         self.last["pos_violation"] = float(np.max(np.abs(s.phi))) if s.nc else 0.0
         return new

@@ -136,4 +136,5 @@ from . import benchmarks_massless  # noqa: E402,F401  (registers m113-massless-f
 from . import benchmarks_vehicle  # noqa: E402,F401  (registers m113-flat, m113-stepsize, m113-step)
 from . import benchmarks_memory  # noqa: E402,F401  (registers m113-memory)
 from . import benchmarks_nsc  # noqa: E402,F401  (registers m113-flat-nsc)
-from . import benchmarks_joints  # noqa: E402,F401  (registers apc-joints)
+from . import benchmarks_joints  # noqa: E402,F401  (registers apc-joints, apc-joints-stepsize)
+from . import benchmarks_recursive  # noqa: E402,F401  (registers chain64-recursive)
