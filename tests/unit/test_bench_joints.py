@@ -31,3 +31,27 @@ def test_segments_interleave_and_the_models_run_the_same_manoeuvre():
         # the same drive on the same vehicle: the chassis stands within a millimetre of the ideal pins' one
         assert abs(r["chassis_x_minus_links_m"]) < 1e-3
     assert out["runs"][1]["chassis_x_minus_links_m"] != 0.0
+
+
+@pytest.mark.parametrize("kw, msg", [({"t_end": 0.0}, "t_end"), ({"ramp": (0.5, 0.2)}, "ramp"),
+                                     ({"steps": (3e-3,)}, "divide"), ({"steps": (5e-6,)}, "larger than h_ref"),
+                                     ({"fidelities": ["nope"]}, "nope")])
+def test_stepsize_bad_inputs_are_refused(kw, msg):
+    with pytest.raises(ValueError, match=msg):
+        run_benchmark("apc-joints-stepsize", **kw)
+
+
+def test_stepsize_errors_shrink_with_the_step():
+    """Two fidelities, 0.05 s from the ramp's end: each run's error against its own h_ref run is measured, and is
+    smaller at the smaller step; the ratio of links to itself is 1."""
+    out = run_benchmark("apc-joints-stepsize", t_end=0.05, ramp=(0.01, 0.05), h_ref=1e-4, steps=(2.5e-4, 5e-4),
+                        tol=1.0, fidelities=["links", "penalty"])
+    fids = [r["fidelity"] for r in out["fidelities"]]
+    assert fids == ["links", "penalty"]
+    for r in out["fidelities"]:
+        e = {row["step_size_s"]: row["max_error_m"] for row in r["runs"][1:]}
+        assert all(row["status"] == "complete" for row in r["runs"])
+        assert 0.0 < e[2.5e-4] < e[5e-4], e
+        assert r["largest_step_s"] == 5e-4  # tol = 1 m: every step passes, the largest is chosen
+    assert out["cpu_ratio_to_links"]["links"] == 1.0
+

@@ -126,10 +126,11 @@ def bench(
         typer.echo(f"benchmark {name!r} takes no --t-end", err=True)
         raise typer.Exit(1)
     out = run_benchmark(name, **kwargs)
-    if as_json:
-        _print_json(out)
+    rows = out.get("runs", [out])
+    if as_json or not all("split_ms" in r and "ms_per_step" in r for r in rows):
+        _print_json(out)  # a benchmark of accuracy against step (no per-step split) prints its record
         return
-    for r in out.get("runs", [out]):
+    for r in rows:
         split = "  ".join(f"{k} {v:.3f}" for k, v in r["split_ms"].items())
         label = f" {r['fidelity']}" if "fidelity" in r else ""
         ratio = f" ({r['ratio_to_links']:.2f}x links)" if "ratio_to_links" in r else ""

@@ -24,6 +24,8 @@ import os
 import time
 import warnings
 
+import numpy as np
+
 from ..driver import SprocketSpeed
 from ..formulations.contract import formulation_names
 from ..sim.run import prepare
@@ -31,7 +33,7 @@ from ..spec.scenario import Scenario
 from ..terrain import Flat
 from .benchmarks import bench, machine_info, timed_run
 
-__all__ = ["JOINT_FIDELITIES", "PAPER_RATIOS", "SPROCKET_SPEED", "apc_joints"]
+__all__ = ["JOINT_FIDELITIES", "PAPER_RATIOS", "SPROCKET_SPEED", "apc_joints", "apc_joints_stepsize"]
 
 #: the formulations the paper compares, by trackdyn fidelity name; the first is the reference
 JOINT_FIDELITIES = ("links", "penalty", "bushing", "ancf")
@@ -140,3 +142,88 @@ def apc_joints(t_end: float = 0.5, segments: int = 3, ramp=(0.2, 1.2), step: flo
     out["ratio_to_links"] = {r["fidelity"]: r["ratio_to_links"] for r in runs}
     out["runs"] = runs
     return out
+
+
+@bench("apc-joints-stepsize")
+def apc_joints_stepsize(t_end: float = 2.0, ramp=(0.2, 1.2), h_ref: float = 1e-5,
+                        steps=(5e-5, 1e-4, 2.5e-4, 5e-4), tol: float = 1e-3, fidelities=None) -> dict:
+    """Per fidelity: the largest step whose run stays within ``tol`` (m) of its own ``h_ref`` run, and the wall
+    time per simulated second at that step, relative to ``links`` at its own largest step (issue #30's goal:
+    each compliant formulation at most 2x).
+
+    Every fidelity is driven through the ramp at its default step (the APC at 25 rad/s; not measured); from that
+    one state it then runs ``t_end`` s at ``h_ref`` and at each of ``steps`` (recording the road wheels' and the
+    chassis's positions every 10 ms). The error of a run is the largest difference, over the record, of any road
+    wheel's vertical position from the ``h_ref`` run's (the M113's measure, ``m113-stepsize``); the chassis's
+    forward and vertical position errors are reported beside it (``chassis_x_error_m``: the driven vehicle's
+    travel, which the step changes through the tracks' slip, grows over the run). Runs
+    are sequential (fidelity after fidelity), so the ratio is of runs minutes apart: the load is in the record.
+    """
+    if not (t_end > 0 and h_ref > 0 and tol > 0):
+        raise ValueError(f"apc_joints_stepsize: t_end, h_ref and tol must be > 0, got {t_end!r}, {h_ref!r}, {tol!r}")
+    t0, t1 = (float(x) for x in ramp)
+    if not 0.0 <= t0 < t1:
+        raise ValueError(f"apc_joints_stepsize: ramp = {ramp!r}: expected 0 <= start < end (s)")
+    steps = tuple(float(h) for h in steps)
+    for h in steps:
+        if not (h > h_ref and abs(0.01 / h - round(0.01 / h)) < 1e-6):
+            raise ValueError(f"apc_joints_stepsize: step {h!r} must be larger than h_ref and divide 10 ms")
+    registered = formulation_names()
+    fids = [f for f in (fidelities or JOINT_FIDELITIES) if f in registered]
+    missing = [f for f in (fidelities or ()) if f not in registered]
+    if missing:
+        raise ValueError(f"apc_joints_stepsize: fidelities {missing} are not registered; choose from {list(registered)}")
+    if "links" not in fids:
+        fids.insert(0, "links")
+    out_runs = []
+    for f in fids:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            base = prepare(_scenario(f, None, (t0, t1)))
+        base.sim.run(t1)
+        state0 = base.sim.state.copy()
+        wheels = [w for side in base.vehicle.sides.values() for w in side.wheels]
+        names = [w + ".pos.z" for w in wheels] + ["chassis.pos.x", "chassis.pos.z"]
+        ref = None
+        rows = []
+        for h in (h_ref,) + steps:
+            sc = Scenario(vehicle="apc", fidelity=f, terrain=Flat(), driver=SprocketSpeed.ramp(t0, t1, SPROCKET_SPEED),
+                          t_end=1e6, step=h, output_step=0.01, record=tuple(names), name="apc-joints-stepsize")
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                prep = prepare(sc)
+            prep.sim.state = state0.copy()
+            load0 = _load()
+            w0, c0 = time.perf_counter(), time.process_time()
+            try:
+                res = prep.sim.run(state0.t + t_end)
+                status = res.metadata.get("status")
+            except (FloatingPointError, np.linalg.LinAlgError, ValueError) as err:
+                res, status = None, f"failed: {err}"
+            wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+            row = {"step_size_s": h, "status": status, "wall_per_sim": wall / t_end, "cpu_per_sim": cpu / t_end,
+                   "load_before": load0, "load_after": _load()}
+            if status == "complete":
+                y = np.array([res[n] for n in names])
+                if ref is None:
+                    ref = y
+                else:
+                    n = min(ref.shape[1], y.shape[1])
+                    row["max_error_m"] = float(np.max(np.abs(y[:, :n] - ref[:, :n])))
+            rows.append(row)
+        ok = [r for r in rows[1:] if r.get("max_error_m", np.inf) <= tol]
+        best = max(ok, key=lambda r: r["step_size_s"]) if ok else None
+        out_runs.append({"fidelity": f, "runs": rows,
+                         "largest_step_s": best["step_size_s"] if best else None,
+                         "wall_per_sim_at_largest": best["wall_per_sim"] if best else None,
+                         "cpu_per_sim_at_largest": best["cpu_per_sim"] if best else None})
+    ref_row = out_runs[0]
+    for r in out_runs:
+        ok = r["cpu_per_sim_at_largest"] is not None and ref_row["cpu_per_sim_at_largest"] is not None
+        r["cpu_ratio_to_links"] = r["cpu_per_sim_at_largest"] / ref_row["cpu_per_sim_at_largest"] if ok else None
+        r["wall_ratio_to_links"] = (r["wall_per_sim_at_largest"] / ref_row["wall_per_sim_at_largest"]
+                                    if ok else None)
+    return {"benchmark": "apc-joints-stepsize", "vehicle": "apc", "t_end_s": t_end, "ramp_s": [t0, t1],
+            "h_ref_s": h_ref, "tolerance_m": tol, "compared": "road wheels' z (chassis x and z reported)",
+            "machine": machine_info(), "fidelities": out_runs,
+            "cpu_ratio_to_links": {r["fidelity"]: r["cpu_ratio_to_links"] for r in out_runs}}
