@@ -40,17 +40,18 @@ import math
 import time
 import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
 from ..driver import SprocketSpeed
-from ..formulations.contract import formulation_names
+from ..formulations.contract import formulation_names, get_formulation
 from ..io.filters import lowpass_fft, sample_interval
 from ..math.quaternion import quat_to_matrix
 from ..sim.run import prepare, run_metadata
+from ..spec.io import get as get_vehicle
 from ..spec.scenario import Scenario
 from ..terrain import Flat
-from ..vehicles import get as get_vehicle
 
 __all__ = ["JointRun", "JOINT_RUNS", "PAPER", "joints_study", "write_joints_study"]
 
@@ -97,8 +98,6 @@ def _scenario(run: JointRun, spec, t_end, ramp, speed, step, side, shoe) -> Scen
     frequencies far above the 30 Hz cut-off, and a coarse record would fold them into the filtered band."""
     sp = spec.replace(run.changes) if run.changes else spec
     if step is None:
-        from ..formulations.contract import get_formulation
-
         step = get_formulation(run.fidelity).defaults(run.options)[1]
     every = max(1, int(round(RECORD_INTERVAL / step)))
     return Scenario(vehicle=sp, fidelity=run.fidelity, terrain=Flat(), driver=SprocketSpeed.ramp(ramp[0], ramp[1], speed),
@@ -260,8 +259,6 @@ def write_joints_study(res: dict, folder) -> list[str]:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from pathlib import Path
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)

@@ -42,7 +42,7 @@ from .base import StepFailed
 from .explicit import ChartScheme
 from ._scheme import check_int, check_positive
 
-__all__ = ["ABM", "adams_weights"]
+__all__ = ["ABM", "adams_march", "adams_weights"]
 
 
 def adams_weights(nodes) -> np.ndarray:
@@ -55,6 +55,46 @@ def adams_weights(nodes) -> np.ndarray:
     V = np.vander(s, m, increasing=True).T  # V[k, j] = s_j^k
     rhs = 1.0 / np.arange(1, m + 1)
     return np.linalg.solve(V, rhs)
+
+
+def adams_march(hist, hc: float, t_end: float, order: int, max_step: float, attempt, lam, name: str = "abm"):
+    """The step-size loop of the Adams PECE schemes, from the newest point of ``hist`` to ``t_end``.
+
+    ``hist = (t, q, v, a)``, newest first (at most ``order`` points); ``hc`` the proposed step.
+    ``attempt(hist, H) -> (err, m, point)`` tries one step of size H (``point = (t1, q1, v1, a1, lam)``, or None
+    when rejected). Each try takes ``n = ceil(remaining / min(hc, max_step))`` equal steps' first, so that the
+    last ones land on ``t_end`` exactly; the next step is ``H min(2, max(0.2, 0.9 err^(-1/(m+1))))`` (no growth
+    right after a rejection). Returns ``(hist, hc, lam, accepted, rejected)``, ``accepted`` a list of
+    ``(t1, H)`` of the accepted steps.
+    """
+    t = float(hist[0][0])
+    grow_limit = 2.0
+    accepted, rejected = [], 0
+    while t < t_end:
+        remaining = t_end - t
+        n = max(1, math.ceil(remaining / min(hc, max_step) - 1e-9))
+        H = remaining / n
+        if H <= 1e-14 * max(1.0, abs(t)):
+            raise StepFailed(f"t = {t:.6g} s: {name} step size underflow ({H:.3g} s)")
+        err, m, point = attempt(hist, H)
+        fac = 0.9 * err ** (-1.0 / (m + 1)) if err > 0 else grow_limit
+        if point is None:
+            rejected += 1
+            hc = H * max(0.2, min(0.9, fac))
+            grow_limit = 1.0
+            continue
+        if n == 1:
+            point = (t_end,) + tuple(point[1:])  # land exactly (H = remaining already)
+        t1, q1, v1, a1, lam = point
+        k = order
+        hist = (np.concatenate([[t1], hist[0][: k - 1]]), np.concatenate([q1[None], hist[1][: k - 1]]),
+                np.concatenate([v1[None], hist[2][: k - 1]]), np.concatenate([a1[None], hist[3][: k - 1]]))
+        new_h = H * max(0.2, min(grow_limit, fac))
+        hc = max(hc, new_h) if (H < hc and fac >= 1.0) else new_h
+        grow_limit = 2.0
+        t = t1
+        accepted.append((t1, H))
+    return hist, hc, lam, accepted, rejected
 
 
 class ABM(ChartScheme):
@@ -207,41 +247,19 @@ class ABM(ChartScheme):
             hc = self.first_step if self.first_step is not None else self._initial_step(state.t, q0, v0, a0, state)
         else:
             hist, hc, lam = found
-        t = float(hist[0][0])
-        grow_limit = 2.0
-        n_sub = 0
-        while t < t_end:
-            remaining = t_end - t
-            n = max(1, math.ceil(remaining / min(hc, self.max_step) - 1e-9))
-            H = remaining / n
-            if H <= 1e-14 * max(1.0, abs(t)):
-                raise StepFailed(f"t = {t:.6g} s: abm step size underflow ({H:.3g} s)")
-            for attempt in range(3):
+        def attempt(hist, H):
+            for k in range(3):
                 try:
-                    err, m, point = self._attempt(hist, H, state)
-                    break
+                    return self._attempt(hist, H, state)
                 except PartitionFailed as e2:
-                    if not isinstance(self.treat, CoordinatePartitioning) or attempt == 2:
-                        raise StepFailed(f"t = {t:.6g} s: {e2}") from None
-                    self.treat.refactor_at(t, hist[1][0], hist[2][0], repartition=attempt == 1)
-            fac = 0.9 * err ** (-1.0 / (m + 1)) if err > 0 else grow_limit
-            if point is None:
-                self.counters["rejected"] += 1
-                hc = H * max(0.2, min(0.9, fac))
-                grow_limit = 1.0
-                continue
-            if n == 1:
-                point = (t_end,) + point[1:]  # land exactly (H = remaining already)
-            t1, q1, v1, a1, lam = point
-            k = self.order
-            hist = (np.concatenate([[t1], hist[0][: k - 1]]), np.concatenate([q1[None], hist[1][: k - 1]]),
-                    np.concatenate([v1[None], hist[2][: k - 1]]), np.concatenate([a1[None], hist[3][: k - 1]]))
-            new_h = H * max(0.2, min(grow_limit, fac))
-            hc = max(hc, new_h) if (H < hc and fac >= 1.0) else new_h
-            grow_limit = 2.0
-            t = t1
-            n_sub += 1
-            self.counters["substeps"] += 1
+                    if not isinstance(self.treat, CoordinatePartitioning) or k == 2:
+                        raise StepFailed(f"t = {float(hist[0][0]):.6g} s: {e2}") from None
+                    self.treat.refactor_at(float(hist[0][0]), hist[1][0], hist[2][0], repartition=k == 1)
+
+        hist, hc, lam, accepted, rejected = adams_march(hist, hc, t_end, self.order, self.max_step, attempt, lam)
+        n_sub = len(accepted)
+        self.counters["rejected"] += rejected
+        self.counters["substeps"] += n_sub
         self.counters["iterations"] += n_sub
         self.last["iterations"] = n_sub
         self.last["step_size"] = float(hc)

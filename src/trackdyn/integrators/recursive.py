@@ -27,13 +27,11 @@ absolute body states, so recorders read it as any other state.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ..mbs.model import State
 from ._scheme import check_int, check_positive
-from .abm import adams_weights
+from .abm import adams_march, adams_weights
 from .base import Integrator, StepFailed
 
 __all__ = ["RecursiveABM", "RecursiveRK4"]
@@ -254,35 +252,13 @@ class RecursiveABM(Integrator):
             a0, lam = self._acc(state.t, q0, v0)
             hist = (np.array([state.t]), q0[None], v0[None], a0[None])
             hc = self.first_step if self.first_step is not None else self._initial_step(state.t, q0, v0, a0)
-        t = float(hist[0][0])
-        grow = 2.0
-        n_sub = 0
-        while t < t_end:
-            remaining = t_end - t
-            n = max(1, math.ceil(remaining / min(hc, self.max_step) - 1e-9))
-            H = remaining / n
-            if H <= 1e-14 * max(1.0, abs(t)):
-                raise StepFailed(f"t = {t:.6g} s: recursive-abm step size underflow ({H:.3g} s)")
-            err, m, point = self._attempt(hist, H)
-            fac = 0.9 * err ** (-1.0 / (m + 1)) if err > 0 else grow
-            if point is None:
-                self.counters["rejected"] += 1
-                hc = H * max(0.2, min(0.9, fac))
-                grow = 1.0
-                continue
-            t1, q1, v1, a1, lam = point
-            if n == 1:
-                t1 = t_end
-            k = self.order
-            hist = (np.concatenate([[t1], hist[0][: k - 1]]), np.concatenate([q1[None], hist[1][: k - 1]]),
-                    np.concatenate([v1[None], hist[2][: k - 1]]), np.concatenate([a1[None], hist[3][: k - 1]]))
-            new_h = H * max(0.2, min(grow, fac))
-            hc = max(hc, new_h) if (H < hc and fac >= 1.0) else new_h
-            grow = 2.0
+        hist, hc, lam, accepted, rejected = adams_march(hist, hc, t_end, self.order, self.max_step, self._attempt,
+                                                        lam, name=self.name)
+        n_sub = len(accepted)
+        self.counters["rejected"] += rejected
+        for t1, H in accepted:
             self._hist_t.append(t1)
             self._hist_h.append(H)
-            t = t1
-            n_sub += 1
         self.counters["substeps"] += n_sub
         self.counters["iterations"] += n_sub
         self.last["iterations"] = n_sub
