@@ -588,6 +588,22 @@ def nsc_newton():
     return _recorded("bench/nsc_newton.py", "docs/nsc/newton.json", "--settle", "0.5", "--steps", "100")
 
 
+@producer("nsc-newton-levers", "docs/contact-nsc.md (the Newton solver's cost against the friction model, Coulomb or "
+                               "Anitescu's relaxation, and the tolerance, 1e-5 or 1e-4 m/s; docs/nsc/levers_*.json; "
+                               "about 5 min)")
+def nsc_newton_levers():
+    """`python bench/nsc_perf.py --friction F --tolerance TOL --settle 0.5 --settle-solver newton --variants newton
+    --steps 100 --max-iterations 5000 --json docs/nsc/levers_F_TOL.json` for the four pairs."""
+    rows = {}
+    for fr in ("coulomb", "anitescu"):
+        for tol in ("1e-5", "1e-4"):
+            rows[f"{fr} {tol}"] = _recorded("bench/nsc_perf.py", f"docs/nsc/levers_{fr}_{tol}.json", "--friction", fr,
+                                            "--tolerance", tol, "--settle", "0.5", "--settle-solver", "newton",
+                                            "--variants", "newton", "--steps", "100", "--max-iterations", "5000")
+    return {"command": "python bench/nsc_perf.py --friction F --tolerance TOL ... (four runs)",
+            "figures": {k: v["figures"] for k, v in rows.items()}, "mismatches": []}
+
+
 @producer("nsc-cruise", "docs/contact-nsc.md and bench/README.md (the NSC M113's 2 s cruise at 4.2 m/s with the "
                         "vehicle's solver, Newton: speed range, steps above the tolerance, cost; docs/nsc/cruise_newton.json; "
                         "a few minutes)")
@@ -659,6 +675,19 @@ def synthesis():
             if v["largest_stable_step_s"] and
             not _doc_says("synthesis.md", f"{n}: {1e3 * v['largest_stable_step_s']:g} ms")]
     return {"command": "trackdyn study synthesis --vehicle robot-1-6 --json", "figures": r, "mismatches": mism}
+
+
+@producer("apc-joints-stepsize", "docs/joints.md and bench/README.md (each track-joint fidelity's largest step within "
+                                 "1 mm of its own h = 1e-5 s run on the APC, and its CPU ratio to links there; "
+                                 "docs/joints/stepsize.json; about 20 min)")
+def apc_joints_stepsize():
+    """`trackdyn bench apc-joints-stepsize --json` into docs/joints/stepsize.json."""
+    r = _trackdyn("bench", "apc-joints-stepsize")
+    r = {"command": "trackdyn bench apc-joints-stepsize --json", **r}
+    (HERE / "joints" / "stepsize.json").write_text(json.dumps(r, indent=1) + "\n", encoding="utf-8")
+    mism = [f"joints.md: {f['fidelity']} largest step" for f in r["fidelities"]
+            if f["largest_step_s"] and not _doc_says("joints.md", f"| {f['fidelity']} | {f['largest_step_s']:g} s |")]
+    return {"command": r["command"], "figures": r, "mismatches": mism}
 
 
 @producer("joints-study", "docs/joints.md (wallin-shabana-2013 Figs. 8-16 on the APC: the chassis, a link's path, "

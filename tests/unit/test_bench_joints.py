@@ -52,6 +52,8 @@ def test_stepsize_errors_shrink_with_the_step():
         e = {row["step_size_s"]: row["max_error_m"] for row in r["runs"][1:]}
         assert all(row["status"] == "complete" for row in r["runs"])
         assert 0.0 < e[2.5e-4] < e[5e-4], e
+        # the road wheels' heights are the measure; the chassis's travel and height errors are reported beside it
+        assert all(row["chassis_x_error_m"] >= 0.0 and row["chassis_z_error_m"] >= 0.0 for row in r["runs"][1:])
         assert r["largest_step_s"] == 5e-4  # tol = 1 m: every step passes, the largest is chosen
     assert out["cpu_ratio_to_links"]["links"] == 1.0
 

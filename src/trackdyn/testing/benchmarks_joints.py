@@ -209,7 +209,10 @@ def apc_joints_stepsize(t_end: float = 2.0, ramp=(0.2, 1.2), h_ref: float = 1e-5
                     ref = y
                 else:
                     n = min(ref.shape[1], y.shape[1])
-                    row["max_error_m"] = float(np.max(np.abs(y[:, :n] - ref[:, :n])))
+                    err = np.max(np.abs(y[:, :n] - ref[:, :n]), axis=1)
+                    row["max_error_m"] = float(np.max(err[:len(wheels)]))
+                    row["chassis_x_error_m"] = float(err[len(wheels)])
+                    row["chassis_z_error_m"] = float(err[len(wheels) + 1])
             rows.append(row)
         ok = [r for r in rows[1:] if r.get("max_error_m", np.inf) <= tol]
         best = max(ok, key=lambda r: r["step_size_s"]) if ok else None
