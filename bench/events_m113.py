@@ -111,6 +111,8 @@ NSC = {
     "step-climb-nsc-limit": FULL["step-climb"] + ["--set", "contact.method=nsc"],
     "gap-crossing-nsc-limit": FULL["gap-crossing"] + ["--set", "contact.method=nsc"],
     "half-round-12in-nsc-limit": FULL["half-round-12in"] + ["--set", "contact.method=nsc"],
+    "half-round-10in-nsc-limit": FULL["half-round-10in"] + ["--set", "contact.method=nsc"],
+    "half-round-8in-nsc-limit": FULL["half-round-8in"] + ["--set", "contact.method=nsc"],
 }
 EVENT.update({name: _event_of(name) for name in NSC})
 COMMANDS = FULL
