@@ -55,7 +55,7 @@ def test_study_joints_short_run(tmp_path):
     """Four runs of 0.25 s through the CLI: the figures and joints.json are written, and the penalty pins behave as
     springs of stiffness k: their deformation is the force over k, so it grows 100-fold from k = 1e9 to 1e7."""
     out = tmp_path / "joints"
-    res = CliRunner().invoke(app, ["study", "joints", "--t-end", "0.25", "--ramp", "0.05,0.25",
+    res = CliRunner().invoke(app, ["study", "joints", "--t-end", "0.25", "--ramp", "0.05,0.25", "--step", "5e-4",
                                    "--runs", "constrained,no-suspension,penalty-1e9,penalty-1e7", "--out", str(out),
                                    "--json"])
     assert res.exit_code == 0, res.output[-2000:]
