@@ -132,8 +132,9 @@ def _print_compare(dirs, as_json: bool) -> None:
                    f"{f(r['mean_difference'], '.4g'):>11} {f(r['max_abs_difference'], '.4g'):>11}")
     w = c["point_wall_s"]
     if w["ref"] is not None and w["other"] is not None:
+        ratio = "-" if c["cost_ratio"] is None else f"{c['cost_ratio']:.3g}"
         typer.echo(f"  point wall time over these points: {w['ref']:.1f} s ({fa}), {w['other']:.1f} s ({fb}), "
-                   f"ratio {c['cost_ratio']:.3g}")
+                   f"ratio {ratio}")
 
 
 class _Live:
