@@ -1,7 +1,8 @@
 """The half-round study's step check (issue #33 item 2): each point of a sweep folder run at another step (default
 ``docs/study/sprocket-halfround-h1e-4``, h = 1e-4 s) against the same configuration in the study's folder (default
-``docs/study/sprocket-halfround``, the event's default step), read from the points' own records (``point.json``,
-``summary.json``), so that several sweep files of one identity may have filled the folder.
+``docs/study/sprocket-halfround``, the event's default step): limiting speed, its status, and the driver-seat peak
+at each speed. Several sweep files of one identity filled the check's folder, so its table is read with
+``sweep_table(..., every_point=True)``.
 
 Usage: python bench/study_step_check.py [CHECK_DIR] [STUDY_DIR] [--json]
 """
@@ -13,42 +14,37 @@ import math
 import sys
 from pathlib import Path
 
+from trackdyn.experiments.sweep import load_sweep, point_record, sweep_table
 
-def _points(folder: Path) -> dict:
-    out = {}
-    for d in sorted((folder / "points").iterdir()):
-        if d.name.startswith(".") or not (d / "point.json").exists():
-            continue
-        p = json.loads((d / "point.json").read_text())
-        key = tuple(sorted(p["params"].items()))
-        s = json.loads((d / "summary.json").read_text()) if (d / "summary.json").exists() else None
-        out[key] = (p, s)
-    return out
+
+def _table(folder: Path):
+    return sweep_table(load_sweep(folder / "sweep.toml"), folder, every_point=True).set_index("point")
+
+
+def _peaks(folder: Path, point: str):
+    rec = point_record(folder, point)
+    return [[r.get("speed_mps"), r.get("peak_g")] for r in rec["summary"].get("runs", [])] if rec and \
+        rec["status"] == "ok" else None
 
 
 def main(argv=None) -> list:
-    args = [a for a in (argv if argv is not None else sys.argv[1:]) if not a.startswith("--")]
+    argv = sys.argv[1:] if argv is None else argv
+    args = [a for a in argv if not a.startswith("--")]
     check = Path(args[0]) if args else Path("docs/study/sprocket-halfround-h1e-4")
     study = Path(args[1]) if len(args) > 1 else Path("docs/study/sprocket-halfround")
-    ref = _points(study)
+    tc, ts = _table(check), _table(study)
     rows = []
-    for key, (p, s) in _points(check).items():
-        params = dict(key)
-        row = {**params, "status": p["status"]}
-        r = ref.get(key)
-        if s is not None:
-            row["check_speed_mps"] = s.get("limiting_speed_mps")
-            row["check_status"] = s.get("limit_status")
-            row["check_peaks_g"] = [[x.get("speed_mps"), x.get("peak_g")] for x in s.get("runs", [])]
-        if r is not None and r[1] is not None:
-            row["study_speed_mps"] = r[1].get("limiting_speed_mps")
-            row["study_status"] = r[1].get("limit_status")
-            row["study_peaks_g"] = [[x.get("speed_mps"), x.get("peak_g")] for x in r[1].get("runs", [])]
+    for point, r in tc.iterrows():
+        row = {"point": point, "status": r["status"]}
+        for tag, folder, t in (("check", check, tc), ("study", study, ts)):
+            if point in t.index and t.loc[point, "status"] == "ok":
+                row[f"{tag}_speed_mps"] = float(t.loc[point, "limiting_speed_mps"])
+                row[f"{tag}_status"] = t.loc[point, "limit_status"]
+                row[f"{tag}_peaks_g"] = _peaks(folder, point)
         a, b = row.get("check_speed_mps"), row.get("study_speed_mps")
-        row["difference_mps"] = (a - b) if isinstance(a, float) and isinstance(b, float) and not (
-            math.isnan(a) or math.isnan(b)) else None
+        row["difference_mps"] = a - b if a is not None and b is not None and not math.isnan(a - b) else None
         rows.append(row)
-    if "--json" in (argv if argv is not None else sys.argv[1:]):
+    if "--json" in argv:
         print(json.dumps(rows, indent=1))
     else:
         for r in rows:

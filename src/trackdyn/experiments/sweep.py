@@ -97,8 +97,8 @@ from ..spec import scenario as _scenario  # _scenario.FIDELITIES: the fidelities
 from ..viz.plots import grid_map, new_figure, peak_vs_parameter, save_figure
 from .events import EVENTS, EventDiverged, resolve_vehicle, run_event
 
-__all__ = ["SweepSpec", "load_sweep", "sweep_from_dict", "run_sweep", "run_point", "sweep_table", "sweep_figures",
-           "sweep_status", "compare_sweeps", "builtin_sweeps", "find_sweep", "GEOMETRY_KEYS", "DEFAULT_VALUES", "SWEEPS_DIR"]
+__all__ = ["SweepSpec", "load_sweep", "sweep_from_dict", "run_sweep", "run_point", "point_record", "sweep_table",
+           "sweep_figures", "sweep_status", "compare_sweeps", "builtin_sweeps", "find_sweep", "GEOMETRY_KEYS", "DEFAULT_VALUES", "SWEEPS_DIR"]
 
 GEOMETRY_KEYS = ("sprocket.dx", "sprocket.dz", "idler.dx", "idler.dz")
 #: Grid keys that are neither geometry offsets nor prefixed (module docstring).
@@ -530,15 +530,42 @@ def limit_source(summary: dict) -> dict:
     return {"limit_source": kind, "limit_source_body": name, "limit_source_speed_mps": over[0]}
 
 
-def sweep_table(spec: SweepSpec, out):
+def point_record(out, point: str):
+    """The record of one point of a sweep folder: ``{"status": "ok", "summary": {...}}``, ``{"status": "failed" |
+    "refused", "error", "error_type"}``, or None while the point has no record."""
+    return _done_record(Path(out) / "points" / point)
+
+
+def _recorded_points(spec: SweepSpec, out: Path) -> list[dict]:
+    """The folder's points off ``spec``'s grid (``{"id", "params"}`` from their ``point.json``, with ``spec``'s
+    axes): several sweep files of one identity may fill one folder (a study's layers, a step check of a few
+    configurations), and the folder's table holds all of them."""
+    root = out / "points"
+    if not root.is_dir():
+        return []
+    on_grid = {p["id"] for p in spec.points()}
+    axes = sorted(spec.grid)
+    extra = []
+    for d in sorted(root.iterdir()):
+        pj = d / "point.json"
+        if d.name.startswith(".") or d.name in on_grid or not pj.exists():
+            continue
+        params = json.loads(pj.read_text(encoding="utf-8")).get("params")
+        if isinstance(params, dict) and sorted(params) == axes:
+            extra.append({"id": d.name, "params": params})
+    return extra
+
+
+def sweep_table(spec: SweepSpec, out, every_point: bool = False):
     """The combined table (a pandas DataFrame) of a sweep folder: one row per grid point with a record
-    (``status`` ok, failed or refused; ``error`` the error or the refusal's reason), missing points
-    omitted."""
+    (``status`` ok, failed or refused; ``error`` the error or the refusal's reason), missing points omitted.
+    ``every_point``: then also the folder's other recorded points of the same axes (another sweep file of the
+    same identity ran them), after the grid's."""
     import pandas as pd
 
     out = Path(out)
     rows = []
-    for p in spec.points():
+    for p in spec.points() + (_recorded_points(spec, out) if every_point else []):
         folder = out / "points" / p["id"]
         rec = _done_record(folder)
         if rec is None:

@@ -110,3 +110,26 @@ def test_deterministic_failures_are_recorded_once_with_their_error(tmp_path):
     df = sweep_table(s2, tmp_path)
     assert list(df["status"]) == ["failed"] and df["error"][0] == "worker died 3 times"
     assert [d.name for d in (tmp_path / "points").iterdir() if d.name.startswith(".")] == []
+
+
+def test_table_holds_the_folders_points_off_this_files_grid(tmp_path):
+    """Two files of one identity fill one folder (a study's layers, a step check): with ``every_point`` the table
+    of either holds every recorded point of the axes, the file's own grid first; a record of other axes is not a
+    row; without it, the file's grid alone."""
+    a = sweep_from_dict({**BASE, "grid": {"sprocket.dx": [0.0], "sprocket.dz": [0.0]}})
+    b = sweep_from_dict({**BASE, "grid": {"sprocket.dx": [0.1], "sprocket.dz": [0.2]}})
+    pa, = a.points()
+    pb, = b.points()
+    for p, limit in ((pa, 0.5), (pb, 0.6)):
+        d = tmp_path / "points" / p["id"]
+        d.mkdir(parents=True)
+        (d / "point.json").write_text(json.dumps({"id": p["id"], "params": p["params"], "status": "ok"}))
+        (d / "summary.json").write_text(json.dumps({"event": "step-climb", "limit_m": limit}))
+    other = tmp_path / "points" / "idler.dx=p0"
+    other.mkdir()
+    (other / "point.json").write_text(json.dumps({"id": other.name, "params": {"idler.dx": 0.0}}))
+    (other / "summary.json").write_text(json.dumps({"event": "step-climb", "limit_m": 9.0}))
+    df = sweep_table(b, tmp_path, every_point=True)
+    assert list(df["point"]) == [pb["id"], pa["id"]] and list(df["limit_m"]) == [0.6, 0.5]
+    assert list(df["sprocket.dx"]) == [0.1, 0.0]
+    assert list(sweep_table(b, tmp_path)["point"]) == [pb["id"]]
