@@ -48,7 +48,7 @@ from ..driver import SprocketSpeed
 from ..formulations.contract import formulation_names, get_formulation
 from ..io.filters import lowpass_fft, sample_interval
 from ..math.quaternion import quat_to_matrix
-from ..sim.run import prepare, run_metadata
+from ..sim.run import prepare
 from ..spec.io import get as get_vehicle
 from ..spec.scenario import Scenario
 from ..terrain import Flat
@@ -124,7 +124,7 @@ def joints_study(vehicle: str = "apc", t_end: float = 10.0, ramp=(1.0, 8.0), spe
     if side not in ("left", "right"):
         raise ValueError(f"joints study: side must be 'left' or 'right', got {side!r}")
     spec = get_vehicle(vehicle)
-    count = spec.shoes.count if spec.shoes.count is not None else None
+    count = spec.shoes.count
     if not isinstance(shoe, int) or shoe < 0 or (count is not None and shoe >= count):
         raise ValueError(f"joints study: shoe = {shoe!r}: expected an index 0 .. {count - 1 if count else 'n-1'}")
     by_key = {r.key: r for r in JOINT_RUNS}
@@ -150,7 +150,6 @@ def joints_study(vehicle: str = "apc", t_end: float = 10.0, ramp=(1.0, 8.0), spe
             warnings.simplefilter("ignore")  # the closed loops' redundant pin rows (links)
             w0 = time.perf_counter()
             prep = prepare(sc)
-            prep.sim.recorder.extra_metadata.update(run_metadata(prep, sc, time.perf_counter() - w0))
             build_s = time.perf_counter() - w0
             w1, c1 = time.perf_counter(), time.process_time()
             res = prep.sim.run(sc.t_end)
@@ -174,6 +173,7 @@ def joints_study(vehicle: str = "apc", t_end: float = 10.0, ramp=(1.0, 8.0), spe
                         "side": side, "shoe": shoe, "pin": f"{side}.shoe[{shoe}].pin", "cutoff_hz": cutoff_hz,
                         "runs_sequential": True},
            "runs": rows, "series": series, "t": times, "paper": PAPER}
+    out["derived"] = _derived(out)
     out["summary"] = _summary(out)
     return out
 
@@ -183,17 +183,29 @@ def _shoe_in_chassis(s: dict, shoe: str) -> np.ndarray:
     """(n, 3) the shoe's position in the chassis frame (x forward, z up of the hull)."""
     q = np.column_stack([s[f"chassis.quat.e{i}"] for i in range(4)])
     d = np.column_stack([s[f"{shoe}.pos.{a}"] - s[f"chassis.pos.{a}"] for a in "xyz"])
-    return np.array([quat_to_matrix(qi).T @ di for qi, di in zip(q, d)])
+    return np.einsum("nji,nj->ni", quat_to_matrix(q), d)
 
 
-def _filtered(t, y, cutoff):
-    return lowpass_fft(y, sample_interval(t, "the record's times"), cutoff)
+def _derived(res: dict) -> dict:
+    """Per run, once for the summary and the figures: the shoe's path in the chassis frame (``shoe_path``) and
+    the pin's longitudinal and vertical forces low-passed at the cut-off (``force_x``, ``force_z``)."""
+    st = res["settings"]
+    shoe = f"{st['side']}.shoe[{st['shoe']}]"
+    out = {}
+    for key, s in res["series"].items():
+        d = {}
+        if f"{shoe}.pos.x" in s:
+            d["shoe_path"] = _shoe_in_chassis(s, shoe)
+            dt = sample_interval(res["t"][key], "the record's times")
+            for a in "xz":
+                d[f"force_{a}"] = lowpass_fft(s[f"{st['pin']}.force.{a}"], dt, st["cutoff_hz"])
+        out[key] = d
+    return out
 
 
 def _summary(res: dict) -> dict:
     st = res["settings"]
-    ser, tt, rows = res["series"], res["t"], res["runs"]
-    shoe = f"{st['side']}.shoe[{st['shoe']}]"
+    ser, tt, rows, der = res["series"], res["t"], res["runs"], res["derived"]
     pin = st["pin"]
     t_ramp = st["ramp_s"][0]
     out = {}
@@ -206,8 +218,8 @@ def _summary(res: dict) -> dict:
                                   "settled_m": float(z[0] - z[pre][-1]), "at_s": float(t[pre][-1])}
     ref = ser["constrained"]
     tref = tt["constrained"]
-    p_ref = _shoe_in_chassis(ref, shoe)
-    f_ref = {a: _filtered(tref, ref[f"{pin}.force.{a}"], st["cutoff_hz"]) for a in "xz"}
+    p_ref = der["constrained"]["shoe_path"]
+    f_ref = {a: der["constrained"][f"force_{a}"] for a in "xz"}
     per = {}
     for key, s in ser.items():
         t = tt[key]
@@ -216,14 +228,14 @@ def _summary(res: dict) -> dict:
         if key != "constrained":
             row["x_end_minus_constrained_m"] = row["x_end_m"] - float(ref["chassis.pos.x"][-1])
             row["vx_end_minus_constrained_mps"] = row["vx_end_mps"] - float(ref["chassis.vel.x"][-1])
-        if key != "no-suspension" and f"{shoe}.pos.x" in s and len(t) == len(tref):
-            p = _shoe_in_chassis(s, shoe)
+        if key != "no-suspension" and "shoe_path" in der[key] and len(t) == len(tref):
+            p = der[key]["shoe_path"]
             if key != "constrained":
                 row["shoe_path_max_dev_m"] = float(np.max(np.linalg.norm(p - p_ref, axis=1)))
             row["shoe_path_extent_m"] = [float(np.ptp(p[:, 0])), float(np.ptp(p[:, 2]))]
             for a in "xz":
                 raw = s[f"{pin}.force.{a}"]
-                flt = _filtered(t, raw, st["cutoff_hz"])
+                flt = der[key][f"force_{a}"]
                 row[f"pin_force_{a}_raw_rms_N"] = float(np.sqrt(np.mean(raw ** 2)))
                 row[f"pin_force_{a}_filtered_rms_N"] = float(np.sqrt(np.mean(flt ** 2)))
                 row[f"pin_force_{a}_raw_max_N"] = float(np.max(np.abs(raw)))
@@ -263,7 +275,7 @@ def write_joints_study(res: dict, folder) -> list[str]:
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     st = res["settings"]
-    ser, tt, rows = res["series"], res["t"], res["runs"]
+    ser, tt, rows, der = res["series"], res["t"], res["runs"], res["derived"]
     shoe = f"{st['side']}.shoe[{st['shoe']}]"
     pin = st["pin"]
     cut = st["cutoff_hz"]
@@ -300,7 +312,7 @@ def write_joints_study(res: dict, folder) -> list[str]:
     fig, axs = plt.subplots(nrow, ncol, figsize=(5.0 * ncol, 1.9 * nrow + 0.6), sharex=True, sharey=True,
                             squeeze=False)
     for ax, k in zip(axs.flat, main):
-        p = _shoe_in_chassis(ser[k], shoe)
+        p = der[k]["shoe_path"]
         ax.plot(p[:, 0], p[:, 2], lw=0.6)
         ax.set_title(lab[k], fontsize=8)
         ax.set_aspect("equal")
@@ -323,10 +335,10 @@ def write_joints_study(res: dict, folder) -> list[str]:
         for k in keys:
             y = ser[k][f"{pin}.force.{axis}"]
             a1.plot(tt[k], 1e-3 * y, lw=0.5, label=lab[k])
-            a2.plot(tt[k], 1e-3 * _filtered(tt[k], y, cut), lw=0.9, label=lab[k])
+            a2.plot(tt[k], 1e-3 * der[k][f"force_{axis}"], lw=0.9, label=lab[k])
         a1.set_ylabel(f"{what} force, kN")
         a1.set_title(f"{pin}: {what} ({axis}) force, raw (a) and {cut:g} Hz FFT low-pass (b)", fontsize=8)
-        a2.set_ylabel(f"filtered, kN")
+        a2.set_ylabel("filtered, kN")
         a2.set_xlabel("t, s")
         a1.legend(fontsize=7)
         paths.append(_fig(plt, folder / name, fig))
