@@ -32,6 +32,7 @@ from ..sim.run import prepare
 from ..spec.scenario import Scenario
 from ..terrain import Flat
 from .benchmarks import bench, machine_info, timed_run
+from .benchmarks_vehicle import _wheel_names
 
 __all__ = ["JOINT_FIDELITIES", "PAPER_RATIOS", "SPROCKET_SPEED", "apc_joints", "apc_joints_stepsize"]
 
@@ -50,10 +51,21 @@ def _load() -> list:
         return []
 
 
-def _scenario(fidelity: str, step, ramp) -> Scenario:
+def _scenario(fidelity: str, step, ramp, record=None, name="apc-joints") -> Scenario:
     t0, t1 = ramp
     return Scenario(vehicle="apc", fidelity=fidelity, terrain=Flat(), driver=SprocketSpeed.ramp(t0, t1, SPROCKET_SPEED),
-                    t_end=1e6, step=step, output_step=0.01, name="apc-joints")
+                    t_end=1e6, step=step, output_step=0.01, record=record, name=name)
+
+
+def _fidelities(fidelities, who: str) -> list[str]:
+    """The registered fidelities to run (default those of :data:`JOINT_FIDELITIES`), ``links`` first; ValueError
+    naming the ones asked for that are not registered."""
+    registered = formulation_names()
+    missing = [f for f in (fidelities or ()) if f not in registered]
+    if missing:
+        raise ValueError(f"{who}: fidelities {missing} are not registered; choose from {list(registered)}")
+    fids = [f for f in (fidelities or JOINT_FIDELITIES) if f in registered]
+    return fids if "links" in fids else ["links", *fids]
 
 
 @bench("apc-joints")
@@ -84,13 +96,7 @@ def apc_joints(t_end: float = 0.5, segments: int = 3, ramp=(0.2, 1.2), step: flo
     t0, t1 = (float(x) for x in ramp)
     if not 0.0 <= t0 < t1:
         raise ValueError(f"apc_joints: ramp = {ramp!r}: expected 0 <= start < end (s)")
-    registered = formulation_names()
-    fids = [f for f in (fidelities or JOINT_FIDELITIES) if f in registered]
-    missing = [f for f in (fidelities or ()) if f not in registered]
-    if missing:
-        raise ValueError(f"apc_joints: fidelities {missing} are not registered; choose from {list(registered)}")
-    if "links" not in fids:
-        fids.insert(0, "links")
+    fids = _fidelities(fidelities, "apc_joints")
     preps, build_s = {}, {}
     for f in fids:
         w0 = time.perf_counter()
@@ -168,13 +174,7 @@ def apc_joints_stepsize(t_end: float = 2.0, ramp=(0.2, 1.2), h_ref: float = 1e-5
     for h in steps:
         if not (h > h_ref and abs(0.01 / h - round(0.01 / h)) < 1e-6):
             raise ValueError(f"apc_joints_stepsize: step {h!r} must be larger than h_ref and divide 10 ms")
-    registered = formulation_names()
-    fids = [f for f in (fidelities or JOINT_FIDELITIES) if f in registered]
-    missing = [f for f in (fidelities or ()) if f not in registered]
-    if missing:
-        raise ValueError(f"apc_joints_stepsize: fidelities {missing} are not registered; choose from {list(registered)}")
-    if "links" not in fids:
-        fids.insert(0, "links")
+    fids = _fidelities(fidelities, "apc_joints_stepsize")
     out_runs = []
     for f in fids:
         with warnings.catch_warnings():
@@ -182,16 +182,14 @@ def apc_joints_stepsize(t_end: float = 2.0, ramp=(0.2, 1.2), h_ref: float = 1e-5
             base = prepare(_scenario(f, None, (t0, t1)))
         base.sim.run(t1)
         state0 = base.sim.state.copy()
-        wheels = [w for side in base.vehicle.sides.values() for w in side.wheels]
+        wheels = _wheel_names(base)
         names = [w + ".pos.z" for w in wheels] + ["chassis.pos.x", "chassis.pos.z"]
         ref = None
         rows = []
         for h in (h_ref,) + steps:
-            sc = Scenario(vehicle="apc", fidelity=f, terrain=Flat(), driver=SprocketSpeed.ramp(t0, t1, SPROCKET_SPEED),
-                          t_end=1e6, step=h, output_step=0.01, record=tuple(names), name="apc-joints-stepsize")
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                prep = prepare(sc)
+                prep = prepare(_scenario(f, h, (t0, t1), record=tuple(names), name="apc-joints-stepsize"))
             prep.sim.state = state0.copy()
             load0 = _load()
             w0, c0 = time.perf_counter(), time.process_time()
