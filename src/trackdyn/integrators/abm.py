@@ -42,7 +42,7 @@ from .base import StepFailed
 from .explicit import ChartScheme
 from ._scheme import check_int, check_positive
 
-__all__ = ["ABM", "adams_march", "adams_weights"]
+__all__ = ["ABM", "adams_march", "adams_weights", "initial_step"]
 
 
 def adams_weights(nodes) -> np.ndarray:
@@ -55,6 +55,16 @@ def adams_weights(nodes) -> np.ndarray:
     V = np.vander(s, m, increasing=True).T  # V[k, j] = s_j^k
     rhs = 1.0 / np.arange(1, m + 1)
     return np.linalg.solve(V, rhs)
+
+
+def initial_step(d0: float, d1: float, d2_at, max_step: float) -> float:
+    """Starting step of an order-1 start (Hairer, Nørsett & Wanner, Solving ODEs I, §II.4): ``d0``, ``d1`` the
+    scaled norms of y and ẏ, ``d2_at(h0)`` that of the second derivative estimated by one Euler step of h0."""
+    h0 = 1e-6 if (d0 < 1e-5 or d1 < 1e-5) else 0.01 * d0 / d1
+    h0 = min(h0, max_step)
+    big = max(d1, d2_at(h0))
+    h1 = max(1e-6, h0 * 1e-3) if big <= 1e-15 else (0.01 / big) ** 0.5
+    return min(100.0 * h0, h1, max_step)
 
 
 def adams_march(hist, hc: float, t_end: float, order: int, max_step: float, attempt, lam, name: str = "abm"):
@@ -175,20 +185,16 @@ class ABM(ChartScheme):
         r6 = self._pos6(q0)
         zero = np.zeros((nb_, 6))
         sx, sv = self._scales(r6, zero, v0, v0)
-        d0 = self._norm(r6, v0, sx, sv)
         d1 = self._norm(v0, a0, sx, sv)
-        h0 = 1e-6 if (d0 < 1e-5 or d1 < 1e-5) else 0.01 * d0 / d1
-        h0 = min(h0, self.max_step)
-        x = h0 * v0
-        v = v0 + h0 * a0
-        dx1 = np.zeros((nb_, 6))
-        a1 = np.zeros((nb_, 6))
-        self.treat.begin_step(t, q0, v0)
-        self._evaluate(t + h0, q0, x, v, dx1, a1, state)
-        d2 = self._norm(dx1 - v0, a1 - a0, sx, sv) / h0
-        big = max(d1, d2)
-        h1 = max(1e-6, h0 * 1e-3) if big <= 1e-15 else (0.01 / big) ** 0.5
-        return min(100.0 * h0, h1, self.max_step)
+
+        def d2_at(h0):
+            dx1 = np.zeros((nb_, 6))
+            a1 = np.zeros((nb_, 6))
+            self.treat.begin_step(t, q0, v0)
+            self._evaluate(t + h0, q0, h0 * v0, v0 + h0 * a0, dx1, a1, state)
+            return self._norm(dx1 - v0, a1 - a0, sx, sv) / h0
+
+        return initial_step(self._norm(r6, v0, sx, sv), d1, d2_at, self.max_step)
 
     def _attempt(self, hist, H, state):
         """One PECE step of size H from hist[0]; returns (err, point or None)."""
@@ -247,6 +253,7 @@ class ABM(ChartScheme):
             hc = self.first_step if self.first_step is not None else self._initial_step(state.t, q0, v0, a0, state)
         else:
             hist, hc, lam = found
+
         def attempt(hist, H):
             for k in range(3):
                 try:

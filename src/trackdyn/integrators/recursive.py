@@ -31,10 +31,33 @@ import numpy as np
 
 from ..mbs.model import State
 from ._scheme import check_int, check_positive
-from .abm import adams_march, adams_weights
+from .abm import adams_march, adams_weights, initial_step
 from .base import Integrator, StepFailed
 
 __all__ = ["RecursiveABM", "RecursiveRK4"]
+
+
+def _check_recursive(name, system, solver, closure_tol, closure_max_iter) -> tuple[float, int]:
+    """The options every recursive stepper shares, checked: (closure_tol, closure_max_iter)."""
+    owner = f"integrator {name!r}"
+    if solver != "direct":
+        raise ValueError(f"{owner}: solves its m × m cut-joint system directly; solver must be 'direct', "
+                         f"got {solver!r}")
+    tol = check_positive(owner, "closure_tol", closure_tol)
+    it = check_int(owner, "closure_max_iter", closure_max_iter, 1)
+    if not hasattr(system, "accelerations") or not hasattr(system, "project"):
+        raise ValueError(f"{owner}: steps a system in joint coordinates (RecursiveSystem), "
+                         f"not a {type(system).__name__}")
+    return tol, it
+
+
+def _joint_coordinates(name, extra):
+    """(q, q̇) of a recursive system's state, or ValueError saying where to start from."""
+    try:
+        return extra["recursive.q"], extra["recursive.qd"]
+    except KeyError:
+        raise ValueError(f"integrator {name!r}: the state carries no joint coordinates "
+                         "(extra['recursive.q']); start from system.initial_state()") from None
 
 
 class RecursiveRK4(Integrator):
@@ -57,15 +80,7 @@ class RecursiveRK4(Integrator):
     name = "recursive-rk4"
 
     def __init__(self, system, step, closure_tol=1e-12, closure_max_iter=10, solver="direct"):
-        owner = f"integrator {self.name!r}"
-        if solver != "direct":
-            raise ValueError(f"{owner}: solves its m × m cut-joint system directly; solver must be 'direct', "
-                             f"got {solver!r}")
-        tol = check_positive(owner, "closure_tol", closure_tol)
-        it = check_int(owner, "closure_max_iter", closure_max_iter, 1)
-        if not hasattr(system, "accelerations") or not hasattr(system, "project"):
-            raise ValueError(f"{owner}: steps a system in joint coordinates (RecursiveSystem), "
-                             f"not a {type(system).__name__}")
+        tol, it = _check_recursive(self.name, system, solver, closure_tol, closure_max_iter)
         super().__init__(system, step, closure_tol=tol, closure_max_iter=it)
         self.closure_tol = tol
         self.closure_max_iter = it
@@ -76,12 +91,7 @@ class RecursiveRK4(Integrator):
         h = self.h
         t = state.t
         ex = state.extra
-        try:
-            q0 = ex["recursive.q"]
-            v0 = ex["recursive.qd"]
-        except KeyError:
-            raise ValueError(f"integrator {self.name!r}: the state carries no joint coordinates "
-                             "(extra['recursive.q']); start from system.initial_state()") from None
+        q0, v0 = _joint_coordinates(self.name, ex)
         clock = self._clock
         t_a = clock()
         tag = ex.get("recursive.t")
@@ -159,20 +169,13 @@ class RecursiveABM(Integrator):
 
     def __init__(self, system, step, rtol=1e-6, atol=1e-8, order=4, first_step=None, max_step=None,
                  closure_tol=1e-12, closure_max_iter=10, solver="direct"):
+        tol, it = _check_recursive(self.name, system, solver, closure_tol, closure_max_iter)
         owner = f"integrator {self.name!r}"
-        if solver != "direct":
-            raise ValueError(f"{owner}: solves its m × m cut-joint system directly; solver must be 'direct', "
-                             f"got {solver!r}")
-        if not hasattr(system, "accelerations") or not hasattr(system, "project"):
-            raise ValueError(f"{owner}: steps a system in joint coordinates (RecursiveSystem), "
-                             f"not a {type(system).__name__}")
         rtol = check_positive(owner, "rtol", rtol, allow_zero=True)
         atol = check_positive(owner, "atol", atol)
         order = check_int(owner, "order", order, 1, 8)
         first_step = None if first_step is None else check_positive(owner, "first_step", first_step)
         max_step = float(step) if max_step is None else check_positive(owner, "max_step", max_step)
-        tol = check_positive(owner, "closure_tol", closure_tol)
-        it = check_int(owner, "closure_max_iter", closure_max_iter, 1)
         super().__init__(system, step, rtol=rtol, atol=atol, order=order, first_step=first_step, max_step=max_step,
                          closure_tol=tol, closure_max_iter=it)
         self.rtol, self.atol, self.order = rtol, atol, order
@@ -197,16 +200,13 @@ class RecursiveABM(Integrator):
         return float(max(np.max(np.abs(eq) / sq, initial=0.0), np.max(np.abs(ev) / sv, initial=0.0)))
 
     def _initial_step(self, t, q0, v0, a0) -> float:
-        """Hairer, Nørsett & Wanner, Solving ODEs I, §II.4, on y = (q, q̇)."""
-        d0 = self._norm(q0, v0, q0, q0, v0, v0)
-        d1 = self._norm(v0, a0, q0, q0, v0, v0)
-        h0 = 1e-6 if (d0 < 1e-5 or d1 < 1e-5) else 0.01 * d0 / d1
-        h0 = min(h0, self.max_step)
-        a1, _ = self._acc(t + h0, q0 + h0 * v0, v0 + h0 * a0)
-        d2 = self._norm(h0 * a0, a1 - a0, q0, q0, v0, v0) / h0
-        big = max(d1, d2)
-        h1 = max(1e-6, h0 * 1e-3) if big <= 1e-15 else (0.01 / big) ** 0.5
-        return min(100.0 * h0, h1, self.max_step)
+        """:func:`~trackdyn.integrators.abm.initial_step` on y = (q, q̇)."""
+        def d2_at(h0):
+            a1, _ = self._acc(t + h0, q0 + h0 * v0, v0 + h0 * a0)
+            return self._norm(h0 * a0, a1 - a0, q0, q0, v0, v0) / h0
+
+        return initial_step(self._norm(q0, v0, q0, q0, v0, v0), self._norm(v0, a0, q0, q0, v0, v0), d2_at,
+                            self.max_step)
 
     def _attempt(self, hist, H):
         ht, hq, hv, ha = hist
@@ -234,12 +234,7 @@ class RecursiveABM(Integrator):
     def _step_impl(self, state: State) -> State:
         s = self.system
         ex = state.extra
-        try:
-            q0 = np.array(ex["recursive.q"], dtype=float)
-            v0 = np.array(ex["recursive.qd"], dtype=float)
-        except KeyError:
-            raise ValueError(f"integrator {self.name!r}: the state carries no joint coordinates "
-                             "(extra['recursive.q']); start from system.initial_state()") from None
+        q0, v0 = (np.array(x, dtype=float) for x in _joint_coordinates(self.name, ex))
         clock = self._clock
         t_a = clock()
         t_end = state.t + self.h
