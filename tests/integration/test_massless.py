@@ -104,7 +104,7 @@ def test_bad_massless_options_are_refused_before_running():
     with pytest.raises(ValueError, match="formulation"):
         prepare(td.Scenario(vehicle="robot", fidelity="massless", options={"massless.formulation": "x"}))
     with pytest.raises(ValueError, match="fidelity"):
-        prepare(td.Scenario(vehicle="robot", fidelity="ancf"))
+        prepare(td.Scenario(vehicle="robot", fidelity="fem"))
 
 
 def test_a_scenario_file_selects_the_massless_fidelity(tmp_path):

@@ -39,92 +39,124 @@ from .builder import build_vehicle
 from .contact import contact_material, vehicle_contact
 from .placement import vehicle_drivetrain, vehicle_placement
 
-__all__ = ["SPROCKET_CONTACTS", "build_ancf_vehicle", "cable_section", "track_cable"]
+__all__ = ["ANCF_POINTS", "CONTACT_WEIGHTS", "ChainOutputs", "SPROCKET_CONTACTS", "build_ancf_vehicle", "cable_section",
+           "check_materials", "track_chain"]
 
 
 def cable_section(spec, material=STEEL) -> tuple[float, float]:
-    """``(area m², second moment m⁴)`` of the track cable (module docstring): ρA of the shoes, EI of the chain."""
+    """``(area m², second moment m⁴)`` of a track link's cable element: ``spec.shoes.section_area`` and
+    ``section_inertia``, by default the shoes' mass per length (A = shoe mass / (ρ pitch), so the loop weighs
+    what the shoes weigh) and a solid rectangle of the shoe's width w holding that area
+    (I = w t³ / 12, t = A / w: the APC's 0.0150 m² over 0.379 m, t = 39.6 mm, EI = 3.9e5 N m²)."""
     sh = spec.shoes
-    rho_a = sh.mass / sh.pitch
-    ei = sh.bending_stiffness * sh.pitch
-    if not ei > 0:
-        raise ValueError("ancf track: spec.shoes.bending_stiffness must be > 0 (the cable's EI is the chain's)")
-    return rho_a / material.rho, ei / material.E
+    area = sh.section_area if sh.section_area is not None else sh.mass / (material.rho * sh.pitch)
+    if sh.section_inertia is not None:
+        return float(area), float(sh.section_inertia)
+    t = area / sh.width
+    return float(area), float(sh.width * t**3 / 12.0)
 
 
-def track_cable(vm, side: str, tension: float, material=STEEL, samples: int = 64, per_shoe: int = 1) -> CableMesh:
-    """The side's closed cable loop at the assembled pose (world), stretched to carry ``tension`` N.
-
-    The loop's centre line is the smooth curve through the pins (cubic Hermite pieces with the tangents
-    along the chords of the neighbouring pins: round the sprocket and the idler, arcs of their pin circles,
-    not the chain's chords); its nodes are spaced equally along it, one element per shoe, each element's
-    stress-free length its arc length / (1 + ε0) and the gradients (1 + ε0) t, ε0 = T / EA, so that the loop
-    starts at the uniform tension T. The curve is 0.2-0.4 % longer than the chain's polygon (the arcs over
-    the chords), which is the cable's own length at T, not a strain. ``per_shoe`` elements per shoe
-    (default 1: the nodes then sit on the pins round the sprocket).
-    """
-    if not (isinstance(per_shoe, int) and per_shoe >= 1):
-        raise ValueError(f"track_cable: per_shoe = {per_shoe!r}: expected an integer >= 1")
+def track_chain(vm, side: str, tension: float, material=STEEL) -> CableMesh:
+    """The side's closed chain of cable elements at the assembled pose (world): element k is shoe k, straight
+    from pin k to pin k+1 of the wrapped loop, its neighbours pinned to it (:meth:`CableMesh.pinned_loop`),
+    every element stretched to carry ``tension`` N (stress-free length the chord / (1 + T / EA))."""
     trk = vm.geometry.tracks[side]
     y = vm.sides[side].y
     P = vm.origin + np.c_[trk.pins[:, 0], np.full(len(trk.pins), y), trk.pins[:, 1]]
     area, inertia = cable_section(vm.spec, material)
-    eps0 = tension / (material.E * area)
-    t = np.roll(P, -1, axis=0) - np.roll(P, 1, axis=0)
-    t /= np.linalg.norm(t, axis=1, keepdims=True)
-    chords = np.linalg.norm(np.roll(P, -1, axis=0) - P, axis=1)
-    n = len(P) * per_shoe
-    # dense samples of the smooth curve through the pins, then n nodes equally spaced along it
-    xi = np.linspace(0.0, 1.0, samples, endpoint=False)
-    h00, h10 = 1 - 3 * xi**2 + 2 * xi**3, xi - 2 * xi**2 + xi**3
-    h01, h11 = 3 * xi**2 - 2 * xi**3, -xi**2 + xi**3
-    Q = (h00[None, :, None] * P[:, None] + h10[None, :, None] * (chords[:, None] * t)[:, None]
-         + h01[None, :, None] * np.roll(P, -1, axis=0)[:, None]
-         + h11[None, :, None] * (chords[:, None] * np.roll(t, -1, axis=0))[:, None]).reshape(-1, 3)
-    seg = np.linalg.norm(np.roll(Q, -1, axis=0) - Q, axis=1)
-    s = np.r_[0.0, np.cumsum(seg)]
-    total = s[-1]
-    Qc = np.vstack([Q, Q[:1]])
-    # start at the pin in the middle of the sprocket's wrap, so the nodes there sit on pins, in its gaps
-    lay = vm.geometry.layouts[side]
-    r = np.hypot(trk.pins[:, 0] - lay.sprocket[0], trk.pins[:, 1] - lay.sprocket[1])
-    on = np.nonzero(np.abs(r - vm.spec.sprocket.assembly_radius) < 0.01)[0]
-    start = int(on[len(on) // 2]) if len(on) else 0
-    target = (s[start * samples] + np.arange(n) * total / n) % total
-    nodes = np.array([np.interp(target, s, Qc[:, c]) for c in range(3)]).T
-    ahead = np.array([np.interp((target + 1e-4 * total / n) % total, s, Qc[:, c]) for c in range(3)]).T
-    behind = np.array([np.interp((target - 1e-4 * total / n) % total, s, Qc[:, c]) for c in range(3)]).T
-    tang = ahead - behind
-    tang /= np.linalg.norm(tang, axis=1, keepdims=True)
-    conn = np.c_[np.arange(n), (np.arange(n) + 1) % n]
-    mesh = CableMesh(np.hstack([nodes, (1.0 + eps0) * tang]), conn, area, inertia, material,
-                     length=np.full(n, total / n / (1.0 + eps0)))
-    # the gradients relaxed with the nodes held (a cubic round 0.6 rad of sprocket per element cannot run at
-    # uniform speed: docs/joints/ancf.md), so the loop starts with its stiffest modes at rest
-    q = mesh.static(np.array([6 * k + c for k in range(n) for c in range(3)]), gravity=(0.0, 0.0, 0.0))
-    return CableMesh(q, conn, area, inertia, material, length=mesh.length)
+    return CableMesh.pinned_loop(P, area, inertia, material, strain=tension / (material.E * area))
 
 
-def _law(ms) -> tuple:
+def _law(ms, weight: float = 1.0) -> tuple:
+    """A material's Kelvin-Voigt law ``(k, c, μ, v_s)`` for one cable point, k and c times ``weight``: the
+    number of the links model's contact points that the cable point stands for (:data:`CONTACT_WEIGHTS`)."""
     m = contact_material("cable", ms)
     if m.kind != "kelvin-voigt":
         raise ValueError(f"ancf track: material law {ms.law!r}: the cable's contact takes Kelvin-Voigt materials "
                          "(the APC's, wallin-shabana Table 2), not smooth Hertz/Hooke ones")
-    return (m.stiffness, m.damping, m.friction, m.slip_speed)
+    return (weight * m.stiffness, weight * m.damping, m.friction, m.slip_speed)
 
 
-#: how the sprocket meets the cable: "circle" (its pin circle, friction only: the settled figures of
-#: tests/integration/test_ancf_vehicle.py) or "teeth" (its tooth gaps on the pin points; the APC on them did not
-#: settle yet: 6-15 mm/s at 1.5 s, tensioners at 5.4 / 7.7 kN against 15.0 / 15.6 kN on the circle, the cable
-#: bowing between pins that sink into the gap roots, 0.225-0.233 m against the 0.249 m pitch circle)
-SPROCKET_CONTACTS = ("circle", "teeth")
+def check_materials(spec) -> None:
+    """Refuse a spec whose track-contact materials the cable's contact cannot take (Kelvin-Voigt only), naming
+    the material and its law."""
+    sh, sus = spec.shoes, spec.suspension
+    for role, name in (("shoes.material", sh.material), ("suspension.wheel_material", sus.wheel_material),
+                       ("idler.material", spec.idler.material), ("sprocket.material", spec.sprocket.material)):
+        law = spec.materials[name].law
+        if law != "kelvin-voigt":
+            raise ValueError(f"vehicle {role} = {name!r} has law {law!r}: the 'ancf' fidelity's track contact takes "
+                             "Kelvin-Voigt materials only (the APC's, wallin-shabana Table 2)")
 
 
-def build_ancf_vehicle(sc, sprocket: str = "circle") -> Build:
+#: Table 2's k and c act per contact point, so a shoe's contact stiffness is the law's times the points its
+#: geometry presents. The cable's points stand for the links model's (:mod:`trackdyn.assembly.contact`):
+#: a road wheel or the idler meets a shoe's plate with its two halves either side of the guide gap (2), the
+#: sprocket a pin with its gear pair (2), and the ground a pad at its four bottom corners, which the
+#: :data:`ANCF_POINTS` points per element share (4 / points each).
+CONTACT_WEIGHTS = {"wheel": 2.0, "sprocket": 2.0, "pad": 4.0}
+#: contact points per element (ξ = 0, 1/4, 1/2, 3/4: the pin first); 4 keeps a road wheel within 0.6 mm of the
+#: plate between two points (the sag of its 0.305 m circle over 38.5 mm)
+ANCF_POINTS = 4
+
+
+#: how the sprocket meets the chain: "teeth" (default: its tooth gaps on the pin points, the links model's
+#: drive) or "circle" (its pin circle, a friction drive: slips under full throttle)
+SPROCKET_CONTACTS = ("teeth", "circle")
+
+
+class ChainOutputs:
+    """Output provider: the link series every track fidelity records, from a pinned chain's elements
+    (element k is shoe k): ``SIDE.shoe[k].pos.{x,y,z}`` (the element's middle, where a shoe body's origin
+    sits), ``SIDE.shoe[k].tension`` (the axial force EA ε there) and ``SIDE.shoe[k].pin.force.{x,y,z}`` (the
+    world force on the next element at the pin it shares with element k: minus element k+1's elastic force
+    on that node, as an ideal pin's reaction on the next shoe)."""
+
+    def __init__(self, cable, side: str):
+        self.cable, self.side = cable, side
+        n = cable.mesh.n_el
+        self.mid = np.zeros((n, 3))
+        self.pin_force = np.zeros((n, 3))
+
+    def coupling_pairs(self):
+        return []
+
+    def bind(self, system) -> None:
+        pass
+
+    def initial_extra(self) -> dict:
+        return {}
+
+    def accumulate(self, ctx) -> None:
+        if ctx.data is not None:
+            return
+        q, conn = self.cable.q, self.cable.mesh.conn  # gathered by the cable's own evaluation, just before
+        self.mid[:] = 0.5 * (q[conn[:, 0], :3] + q[conn[:, 1], :3]) + 0.125 * self.cable.mesh.length[:, None] * (
+            q[conn[:, 0], 3:] - q[conn[:, 1], 3:])
+        self.pin_force[:] = -np.roll(self.cable.mesh._Qe[:, 0:3], -1, axis=0)
+
+    def commit(self, state) -> None:
+        pass
+
+    def series(self) -> dict:
+        out = {}
+        for k in range(self.cable.mesh.n_el):
+            s = f"{self.side}.shoe[{k}]"
+            for a, ax in enumerate("xyz"):
+                out[f"{s}.pos.{ax}"] = (self.mid[:, a], k)
+                out[f"{s}.pin.force.{ax}"] = (self.pin_force[:, a], k)
+            out[f"{s}.tension"] = (self.cable.tension, k)
+        return out
+
+
+def build_ancf_vehicle(sc, sprocket: str = "teeth", points: int = ANCF_POINTS, integrator_options=None) -> Build:
     """The scenario's vehicle with ANCF cable tracks, as a :class:`Build` for the generic runner (module
-    docstring). Flat ground only; ``sprocket``: :data:`SPROCKET_CONTACTS`."""
+    docstring). Flat ground only; ``sprocket``: :data:`SPROCKET_CONTACTS`; ``points``: contact points per
+    element, equally spaced from its pin (ξ = 0, 1/points, ...)."""
     if sprocket not in SPROCKET_CONTACTS:
         raise ValueError(f"ancf track: sprocket = {sprocket!r}: choose one of {list(SPROCKET_CONTACTS)}")
+    if not (isinstance(points, (int, np.integer)) and points >= 1):
+        raise ValueError(f"ancf track: points = {points!r}: expected an integer >= 1 (contact points per element)")
     spec, terrain, geo, z0 = vehicle_placement(sc)
     if not isinstance(terrain, Flat):
         raise ValueError(f"ancf track: terrain {type(terrain).__name__}: the cable's ground contact is flat "
@@ -139,32 +171,35 @@ def build_ancf_vehicle(sc, sprocket: str = "circle") -> Build:
     m = vm.model
     sh, sus, ms = spec.shoes, spec.suspension, spec.materials
     T = spec.idler.tensioner.target_tension
-    ground = (terrain.z, _law(ms[sh.material]))
+    ground = (terrain.z, _law(ms[sh.material], CONTACT_WEIGHTS["pad"] / points))
+    ww, sw = CONTACT_WEIGHTS["wheel"], CONTACT_WEIGHTS["sprocket"]
     cables, contacts = [], []
     for side, info in vm.sides.items():
-        cf = CableForces(track_cable(vm, side, T), f"{side}.track").add_to(m)
+        cf = CableForces(track_chain(vm, side, T), f"{side}.track", pin_stiffness=sh.bending_stiffness,
+                         pin_damping=sh.bending_damping, lateral=("chassis", (0.0, 1.0, 0.0))).add_to(m)
         half = 0.5 * sus.wheel_width
-        wheels = [CableWheel(w, sus.wheel_radius, _law(ms[sus.wheel_material]), half_width=half)
+        wheels = [CableWheel(w, sus.wheel_radius, _law(ms[sus.wheel_material], ww), half_width=half)
                   for w in info.wheels]
-        wheels.append(CableWheel(info.idler, spec.idler.radius, _law(ms[spec.idler.material]),
+        wheels.append(CableWheel(info.idler, spec.idler.radius, _law(ms[spec.idler.material], ww),
                                  half_width=0.5 * spec.idler.width))
         sp = spec.sprocket
         teeth = []
         if sprocket == "teeth":
             teeth.append(CableSprocket(info.sprocket, sp.n_teeth, sp.arc_centre_radius, sp.arc_radius,
-                                       sh.pin_radius, _law(ms[sp.material]), half_width=0.5 * sh.width))
+                                       sh.pin_radius, _law(ms[sp.material], sw), half_width=0.5 * sh.width))
         else:  # its pin circle, through the pin points (reach = the assembly radius)
-            wheels.append(CableWheel(info.sprocket, sp.assembly_radius - sh.top, _law(ms[sp.material]),
+            wheels.append(CableWheel(info.sprocket, sp.assembly_radius - sh.top, _law(ms[sp.material], sw),
                                      half_width=0.5 * sh.width))
         contacts.append(CableContact(cf, wheels, ground=ground, top=sh.top, bottom=sh.bottom,
                                      lateral=("chassis", (0.0, 1.0, 0.0)), name=f"{side}.track-contact",
-                                     sprockets=teeth))
+                                     sprockets=teeth, xi=tuple(np.arange(points) / points)))
         cables.append(cf)
     hull = vehicle_contact(vm, terrain)  # the hull and the wheels themselves against the ground
     idx = {n: k for k, n in enumerate(m.body_names)}
     drivetrain = vehicle_drivetrain(spec, idx, vm.sides, sc.driver)
     providers = [hull]
-    for cf, cc in zip(cables, contacts, strict=True):
-        providers += [cf, cc]
+    for side, cf, cc in zip(vm.sides, cables, contacts, strict=True):
+        providers += [cf, cc, ChainOutputs(cf, side)]
     system = AbsoluteSystem(m, providers=providers + [drivetrain, *getattr(vm, "providers", [])], coupling="diagonal")
-    return Build(spec, vm, system, hull, drivetrain, sc.integrator, dict(sc.options or {}))
+    return Build(spec, vm, system, hull, drivetrain, sc.integrator,
+                 dict(sc.options or {}) if integrator_options is None else dict(integrator_options))

@@ -118,7 +118,7 @@ class LinksFormulation:
     #: contact options (keys after "contact."): "implicit" (bool, SMC only), "method" ("smc" or "nsc")
     CONTACT_OPTIONS = ("implicit", "method")
     #: option prefixes of the other fidelities (refused, naming their owner)
-    FOREIGN = {"massless.": "massless", "penalty.": "penalty", "bushing.": "bushing"}
+    FOREIGN = {"massless.": "massless", "penalty.": "penalty", "bushing.": "bushing", "ancf.": "ancf"}
     #: ``contact.method = "nsc"``: its stepper and default step (s), issue #29's vehicle step
     NSC_INTEGRATOR = "nsc-euler"
     NSC_STEP = 1e-3
@@ -531,7 +531,87 @@ class BushingFormulation(_CompliantPins):
         return None, PinTensions(vm.sides, names)
 
 
+class AncfFormulation:
+    """``ancf``: each track a closed chain of 3-D ANCF cable elements, one per link, pinned at the links' pins
+    (wallin-shabana-2013 §8; :mod:`trackdyn.assembly.ancf_track`).
+
+    Options (``ancf.*``): ``sprocket`` (``"teeth"``, default: the tooth gaps on the pins; ``"circle"``: the pin
+    circle, a friction drive) and ``points`` (contact points per element, default :data:`ANCF_POINTS`).
+    Flat ground only (the cable's ground contact), from rest.
+    """
+
+    name = "ancf"
+    PREFIX = "ancf."
+    info = FormulationInfo(
+        models="each track a closed chain of ANCF cable elements (12 coordinates each, axial EA and bending EI "
+               "by Gauss quadrature), one per link, sharing positions at the pins (free about them, with the "
+               "links' bending spring); Kelvin-Voigt contact on points of the elements; flat ground",
+        cost="compliant", paper="wallin-shabana-2013", default_step=LINKS_STEP,
+        default_integrator=COMPLIANT_INTEGRATOR, integrators=GENERIC_INTEGRATORS, option_prefixes=(PREFIX,),
+        benchmark="apc-joints", conformance_vehicle="apc", conformance=(
+            # measured against links on the APC at 5e-4 s (tests/integration/test_conformance.py): settle height
+            # 2.7 mm lower, pitch 0.050 deg more nose-down, speed 0.0009 m/s
+            ("settle", "height_m", 0.006,
+             "the same loop on four contact points per element instead of the shoes' plates and pads: the "
+             "chain wraps the sprocket on one more pin and holds the tensioner at 10.6 kN where the links hold "
+             "12.7 kN (hull held in the air), a longer sag that lowers the hull by about 3 mm"),
+            ("settle", "pitch_deg", 0.1,
+             "the lower tension pulls less on the idler at the rear of the hull and the pads' contact stiffness "
+             "sits on four points per element, not the pads' four corners: a few hundredths of a degree"),
+            ("settle", "speed_mps", 0.003,
+             "both stand on their brakes; the residual drift is the rocking after the drop, which the chain's "
+             "compliant pins and point contacts damp differently at the mm/s level")))
+
+    def defaults(self, options):
+        return self.info.default_integrator, self.info.default_step
+
+    def _options(self, sc):
+        foreign = {**LinksFormulation.FOREIGN, "contact.": "links"}
+        foreign.pop("ancf.", None)
+        mine, rest = split_prefixed(sc.options, self.PREFIX, self.name, foreign)
+        out = {}
+        for k, v in mine.items():
+            if k == "sprocket":
+                from .ancf_track import SPROCKET_CONTACTS
+
+                if v not in SPROCKET_CONTACTS:
+                    raise ValueError(f"scenario.options['ancf.sprocket'] = {v!r}: choose one of "
+                                     f"{list(SPROCKET_CONTACTS)}")
+                out[k] = v
+            elif k == "points":
+                if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+                    raise ValueError(f"scenario.options['ancf.points'] = {v!r}: expected an integer >= 1 "
+                                     "(contact points per element)")
+                out[k] = int(v)
+            else:
+                raise ValueError(f"scenario.options['ancf.{k}']: unknown option of the 'ancf' fidelity; choose "
+                                 "from ['ancf.sprocket', 'ancf.points']")
+        return out, rest
+
+    def check(self, sc) -> None:
+        _check_integrator(self.name, sc.integrator, self.info.integrators)
+        self._options(sc)
+        from ..terrain.base import Flat
+        from .ancf_track import check_materials
+
+        spec, terrain = vehicle_placement(sc)[:2]
+        check_materials(spec)
+        if not isinstance(terrain, Flat):
+            raise ValueError(f"scenario.terrain: {type(terrain).__name__}: the 'ancf' fidelity's track contact "
+                             "takes flat ground only")
+        if sc.speed:
+            raise ValueError(f"scenario.speed = {sc.speed!r}: the 'ancf' fidelity starts from rest")
+
+    def build(self, sc) -> Build:
+        from .ancf_track import ANCF_POINTS, build_ancf_vehicle
+
+        mine, rest = self._options(sc)
+        return build_ancf_vehicle(sc, sprocket=mine.get("sprocket", "teeth"), points=mine.get("points", ANCF_POINTS),
+                                  integrator_options=rest)
+
+
 register_formulation(LinksFormulation())
 register_formulation(MasslessFormulation())
 register_formulation(PenaltyFormulation())
 register_formulation(BushingFormulation())
+register_formulation(AncfFormulation())

@@ -106,7 +106,7 @@ class CableContact:
         # track seen from its left, running rearward on top); an open cable's inner face is t x a
         a = np.asarray(lateral[1], float)
         P = mesh.q0[:, :3]
-        closed = mesh.conn[-1, 1] == mesh.conn[0, 0]
+        closed = mesh.closed
         area = np.sum(np.cross(P, np.roll(P, -1, axis=0)) @ a) if closed else -1.0
         self.sign = 1.0 if area <= 0 else -1.0
         n_el, n_pt = mesh.n_el, len(xi)

@@ -160,3 +160,115 @@ def cable_scatter(elem_body, Qe, Ke, slot, cK, f, data):
                 sl = slot[k, a, c]
                 if sl >= 0:
                     data[sl] -= cK * 0.5 * (Ke[k, a, c] + Ke[k, c, a])
+
+
+@jit
+def _cross(a, b):
+    out = np.empty(3)
+    out[0] = a[1] * b[2] - a[2] * b[1]
+    out[1] = a[2] * b[0] - a[0] * b[2]
+    out[2] = a[0] * b[1] - a[1] * b[0]
+    return out
+
+
+@jit
+def joint_bending(pairs, q, qd, axis, theta0, k, c, F, K, D, Kv, theta):
+    """The pin springs of a pinned chain (:meth:`trackdyn.formulations.ancf.CableMesh.pinned_loop`): between
+    the end gradient ``g_i`` of one element and the start gradient ``g_j`` of the next (mesh nodes
+    ``pairs[p]``, gradients ``q[:, 3:]``, their rates ``qd``), the relative angle about the unit ``axis``
+    (world)
+
+        θ = atan2(s, c),  s = a · (g_i × g_j),  c = g_i · g_j
+
+    (independent of the gradients' stretch), with the energy ½ k (θ - θ0)² and the damping moment c θ̇.
+    Per pair: the force ``F`` (n, 6) on ``[g_i, g_j]``, ``K = ∂F/∂x`` without the damping's
+    ``-c θ_x (θ_xx v)ᵀ`` (not symmetric: returned as ``Kv`` (n, 6), that term times v, for the right-hand
+    side), ``D = ∂F/∂v = -c θ_x θ_xᵀ``, and ``theta`` (n,). The axis is held fixed: exact when the chain
+    moves in the plane normal to it."""
+    gx = np.empty(6)
+    sx = np.empty(6)
+    cx = np.empty(6)
+    for p in range(pairs.shape[0]):
+        gi = q[pairs[p, 0], 3:6].copy()
+        gj = q[pairs[p, 1], 3:6].copy()
+        s = axis[0] * (gi[1] * gj[2] - gi[2] * gj[1]) + axis[1] * (gi[2] * gj[0] - gi[0] * gj[2]) \
+            + axis[2] * (gi[0] * gj[1] - gi[1] * gj[0])
+        cc = gi[0] * gj[0] + gi[1] * gj[1] + gi[2] * gj[2]
+        rho = s * s + cc * cc
+        th = np.arctan2(s, cc)
+        d = th - theta0[p]
+        d = (d + np.pi) % (2.0 * np.pi) - np.pi
+        theta[p] = th
+        sa = _cross(gj, axis)   # ∂s/∂g_i
+        sb = _cross(axis, gi)   # ∂s/∂g_j
+        for r in range(3):
+            sx[r] = sa[r]
+            sx[3 + r] = sb[r]
+            cx[r] = gj[r]
+            cx[3 + r] = gi[r]
+        for r in range(6):
+            gx[r] = (cc * sx[r] - s * cx[r]) / rho
+        v = np.empty(6)
+        for r in range(3):
+            v[r] = qd[pairs[p, 0], 3 + r]
+            v[3 + r] = qd[pairs[p, 1], 3 + r]
+        rate = 0.0
+        for r in range(6):
+            rate += gx[r] * v[r]
+        # θ_xx = [s_x c_xᵀ... ] : (c_y s_x + c H_s - s_y c_x - s H_c)/ρ - 2 θ_x (s s_y + c c_y)ᵀ/ρ, symmetrised
+        H = np.zeros((6, 6))
+        for r in range(6):
+            for t in range(6):
+                H[r, t] = (cx[t] * sx[r] - sx[t] * cx[r]) / rho - 2.0 * gx[r] * (s * sx[t] + cc * cx[t]) / rho
+        for r in range(3):
+            H[r, 3 + r] -= s / rho
+            H[3 + r, r] -= s / rho
+        # H_s: ∂²s/∂g_i∂g_jᵀ = -[a]x (s = g_iᵀ (g_j x a) = -g_iᵀ [a]x g_j)
+        ax = np.zeros((3, 3))
+        ax[0, 1], ax[0, 2], ax[1, 2] = -axis[2], axis[1], -axis[0]
+        ax[1, 0], ax[2, 0], ax[2, 1] = axis[2], -axis[1], axis[0]
+        for r in range(3):
+            for t in range(3):
+                H[r, 3 + t] -= cc * ax[r, t] / rho
+                H[3 + t, r] -= cc * ax[r, t] / rho
+        for r in range(6):
+            for t in range(r + 1, 6):
+                m_ = 0.5 * (H[r, t] + H[t, r])
+                H[r, t] = m_
+                H[t, r] = m_
+        for r in range(6):
+            F[p, r] = -(k * d + c * rate) * gx[r]
+            for t in range(6):
+                K[p, r, t] = -k * (gx[r] * gx[t] + d * H[r, t]) - c * rate * H[r, t]
+                D[p, r, t] = -c * gx[r] * gx[t]
+            Kv[p, r] = 0.0
+        for r in range(6):
+            hv = 0.0
+            for t in range(6):
+                hv += H[t, r] * v[t]
+            for t in range(6):
+                Kv[p, t] += -c * gx[t] * hv * v[r]
+
+
+@jit
+def pair_scatter(pair_body, F, K, D, Kv, vel, slot, cK, cD, f, data, Dv, Kxv):
+    """Add the pin springs' forces ``F`` (n, 6) onto the two gradient bodies ``pair_body`` (n, 2), their
+    ``-cK K - cD D`` into ``data`` through ``slot`` (n, 6, 6; upper triangle, -1 where no entry; ``data`` of
+    size 0: forces only), ``D v`` into ``Dv`` and ``Kv`` (the position terms out of the matrix, times v)
+    into ``Kxv``."""
+    matrix = data.shape[0] > 0
+    for p in range(pair_body.shape[0]):
+        for a in range(6):
+            b = pair_body[p, a // 3]
+            f[b, a % 3] += F[p, a]
+            if not matrix:
+                continue
+            acc = 0.0
+            for t in range(6):
+                acc += D[p, a, t] * vel[pair_body[p, t // 3], t % 3]
+            Dv[b, a % 3] += acc
+            Kxv[b, a % 3] += Kv[p, a]
+            for t in range(a, 6):
+                sl = slot[p, a, t]
+                if sl >= 0:
+                    data[sl] -= cK * 0.5 * (K[p, a, t] + K[p, t, a]) + cD * 0.5 * (D[p, a, t] + D[p, t, a])

@@ -96,12 +96,25 @@ class CableMesh:
     """
 
     def __init__(self, nodes, conn, area: float, inertia: float, material: CableMaterial = STEEL, length=None,
-                 gauss: int = GAUSS_POINTS):
+                 gauss: int = GAUSS_POINTS, position=None, joints=None):
         self.q0 = np.ascontiguousarray(np.asarray(nodes, dtype=float).reshape(-1, 6))
         self.conn = np.ascontiguousarray(np.asarray(conn, dtype=np.int64).reshape(-1, 2))
         self.n_node, self.n_el = self.q0.shape[0], self.conn.shape[0]
         if self.conn.min() < 0 or self.conn.max() >= self.n_node:
             raise ValueError(f"CableMesh: conn refers to nodes outside 0..{self.n_node - 1}")
+        # pins: nodes that share a position index share r (r^i = r^j), their gradients stay their own
+        pos = np.arange(self.n_node) if position is None else np.asarray(position, dtype=np.int64).reshape(-1)
+        if pos.shape != (self.n_node,) or set(pos.tolist()) != set(range(int(pos.max()) + 1)):
+            raise ValueError(f"CableMesh: position must give every one of the {self.n_node} nodes an index, "
+                             "the indices 0..n_pos-1 each used")
+        self.position = np.ascontiguousarray(pos)
+        self.n_pos = int(pos.max()) + 1
+        for a in range(self.n_pos):
+            same = self.q0[pos == a, :3]
+            if np.ptp(same, axis=0).max() > 1e-12 * max(1.0, np.abs(same).max()):
+                raise ValueError(f"CableMesh: the nodes at position {a} must start at one point (a pin)")
+        self.joints = (np.zeros((0, 2), dtype=np.int64) if joints is None
+                       else np.ascontiguousarray(np.asarray(joints, dtype=np.int64).reshape(-1, 2)))
         if not (area > 0 and inertia > 0):
             raise ValueError(f"CableMesh: area = {area!r} and inertia = {inertia!r} must be > 0")
         self.material = material
@@ -126,6 +139,28 @@ class CableMesh:
         cols = np.tile(self.dof, (1, 12)).ravel()
         self._rows, self._cols = rows, cols
         self.M = self._assemble(np.array([element_mass(l, self.rho_a) for l in self.length]))
+        # the pins' linear connectivity, applied once (the paper's preprocessing elimination): mesh dof i is
+        # reduced dof rep[i], q = T q_red; without pins T is the identity
+        rep = np.empty(self.n_dof, dtype=np.int64)
+        first_pos: dict = {}
+        n_red = 0
+        for n in range(self.n_node):
+            a = int(pos[n])
+            if a not in first_pos:
+                first_pos[a] = n_red
+                n_red += 3
+            rep[6 * n:6 * n + 3] = first_pos[a] + np.arange(3)
+            rep[6 * n + 3:6 * n + 6] = n_red + np.arange(3)
+            n_red += 3
+        self.rep, self.n_red = rep, n_red
+        self.T = sp.csr_matrix((np.ones(self.n_dof), (np.arange(self.n_dof), rep)), shape=(self.n_dof, n_red))
+        self._first = np.zeros(n_red, dtype=np.int64)
+        self._first[rep[::-1]] = np.arange(self.n_dof)[::-1]
+
+    @property
+    def closed(self) -> bool:
+        """Whether the last element ends where the first starts (a closed loop)."""
+        return bool(self.position[self.conn[-1, 1]] == self.position[self.conn[0, 0]])
 
     # ------------------------------------------------------------------ constructors
     @classmethod
@@ -152,6 +187,32 @@ class CableMesh:
         conn = np.c_[np.arange(n), (np.arange(n) + 1) % n]
         length = np.linalg.norm(np.roll(P, -1, axis=0) - P, axis=1)
         return cls(np.hstack([P, t]), conn, area, inertia, material, length=length, gauss=gauss)
+
+    @classmethod
+    def pinned_loop(cls, points, area: float, inertia: float, material: CableMaterial = STEEL,
+                    gauss: int = GAUSS_POINTS, strain: float = 0.0) -> "CableMesh":
+        """A closed chain of straight elements pinned at ``points`` (n, 3), in order: element k from pin k to
+        pin k+1 (the last back to pin 0), its own gradients at both ends along its chord, ``(1 + strain)``
+        long, its stress-free length the chord / (1 + strain). Neighbouring elements share the pin's
+        position only (``r^i = r^j``, the paper's §8 ANCF pin; a cable element carries no transverse
+        gradient, so the pin is free to turn, as a link's pin does), so each element is a flexible link.
+        Mesh node 2k is element k's start, 2k+1 its end; ``joints`` pairs each element's end with the next
+        element's start (the pins' springs of :class:`CableForces`)."""
+        P = np.asarray(points, float)
+        n = len(P)
+        nxt = np.roll(P, -1, axis=0)
+        chord = nxt - P
+        length = np.linalg.norm(chord, axis=1)
+        t = (1.0 + strain) * chord / length[:, None]
+        nodes = np.empty((2 * n, 6))
+        nodes[0::2, :3], nodes[1::2, :3] = P, nxt
+        nodes[0::2, 3:], nodes[1::2, 3:] = t, t
+        conn = np.c_[2 * np.arange(n), 2 * np.arange(n) + 1]
+        position = np.empty(2 * n, dtype=np.int64)
+        position[0::2], position[1::2] = np.arange(n), (np.arange(n) + 1) % n
+        joints = np.c_[2 * np.arange(n) + 1, (2 * np.arange(n) + 2) % (2 * n)]
+        return cls(nodes, conn, area, inertia, material, length=length / (1.0 + strain), gauss=gauss,
+                   position=position, joints=joints)
 
     # ------------------------------------------------------------------ forces
     def _assemble(self, blocks) -> sp.csr_matrix:
@@ -186,43 +247,50 @@ class CableMesh:
         n_dof vector) held at their values; Newton from ``q`` (default the initial nodes) until the residual is
         below ``tol`` times the largest gravity force or the increment at round-off. Returns (n_node, 6).
         """
-        x = (self.q0 if q is None else np.asarray(q, float)).ravel().copy()
-        free = np.setdiff1d(np.arange(self.n_dof), np.asarray(fixed, dtype=np.int64))
-        Qg = self.gravity_force(gravity)
+        x = (self.q0 if q is None else np.asarray(q, float)).ravel()[self._first].copy()
+        free = self._free(fixed)
+        T = self.T
+        Qg = T.T @ self.gravity_force(gravity)
         scale = max(1.0, np.abs(Qg).max())
         for _ in range(max_iter):
-            Q, K = self.elastic(x)
-            r = (Q + Qg)[free]
+            Q, K = self.elastic(x[self.rep])
+            r = (T.T @ Q + Qg)[free]
             if np.abs(r).max() < tol * scale:
-                return x.reshape(self.n_node, 6)
-            Kf = K[free][:, free]
+                return x[self.rep].reshape(self.n_node, 6)
+            Kf = (T.T @ K @ T)[free][:, free]
             dx = spla.spsolve(Kf.tocsc(), r)
             x[free] -= dx
             if np.abs(dx).max() < 1e-13 * max(1.0, np.abs(x).max()):  # at the residual's round-off floor (EA ε_mach)
-                return x.reshape(self.n_node, 6)
+                return x[self.rep].reshape(self.n_node, 6)
         raise RuntimeError(f"CableMesh.static: no equilibrium within {max_iter} Newton iterations")
+
+    def _free(self, fixed) -> np.ndarray:
+        """The reduced coordinates not held: ``fixed`` are indices into the flat n_dof vector (a pin's
+        position held through any of its nodes)."""
+        return np.setdiff1d(np.arange(self.n_red), self.rep[np.asarray(fixed, dtype=np.int64)])
 
     def newmark(self, fixed, h: float, n_steps: int, load=None, gravity=(0.0, 0.0, 0.0), q=None, v=None,
                 tol=1e-10, max_iter=20):
         """Trapezoidal-rule (Newmark β = 1/4, γ = 1/2: no numerical damping) time history of the free
         coordinates, Newton at every step on ``M a = Q_s(q) + Q_g + load(t)`` (``load(t) -> (n_dof,)`` or
         None). Returns ``(t (n_steps + 1,), q (n_steps + 1, n_node, 6))``."""
-        x = (self.q0 if q is None else np.asarray(q, float)).ravel().copy()
-        u = np.zeros(self.n_dof) if v is None else np.asarray(v, float).ravel().copy()
-        free = np.setdiff1d(np.arange(self.n_dof), np.asarray(fixed, dtype=np.int64))
-        u[np.asarray(fixed, dtype=np.int64)] = 0.0
+        x = (self.q0 if q is None else np.asarray(q, float)).ravel()[self._first].copy()
+        u = np.zeros(self.n_red) if v is None else np.asarray(v, float).ravel()[self._first].copy()
+        free = self._free(fixed)
+        u[np.setdiff1d(np.arange(self.n_red), free)] = 0.0
+        T = self.T
         Qg = self.gravity_force(gravity)
-        Mf = self.M[free][:, free].tocsc()
+        Mf = (T.T @ self.M @ T)[free][:, free].tocsc()
 
         def rhs(t, xx):
-            Q, K = self.elastic(xx)
-            f = Q + Qg + (load(t) if load is not None else 0.0)
-            return f[free], K[free][:, free]
+            Q, K = self.elastic(xx[self.rep])
+            f = T.T @ (Q + Qg + (load(t) if load is not None else 0.0))
+            return f[free], (T.T @ K @ T)[free][:, free]
 
         f0, _ = rhs(0.0, x)
         a = spla.spsolve(Mf, f0)
         out = np.empty((n_steps + 1, self.n_node, 6))
-        out[0] = x.reshape(self.n_node, 6)
+        out[0] = x[self.rep].reshape(self.n_node, 6)
         for n in range(n_steps):
             t1 = (n + 1) * h
             xf0, uf0 = x[free].copy(), u[free].copy()
@@ -238,19 +306,20 @@ class CableMesh:
             x[free] = xf0 + h * uf0 + 0.25 * h * h * (a + a1)
             u[free] = uf0 + 0.5 * h * (a + a1)
             a = a1
-            out[n + 1] = x.reshape(self.n_node, 6)
+            out[n + 1] = x[self.rep].reshape(self.n_node, 6)
         return h * np.arange(n_steps + 1), out
 
     def modes(self, fixed, q=None, n: int = 6) -> np.ndarray:
         """The lowest ``n`` natural frequencies (Hz) about the configuration ``q`` (default the initial one)
         with the coordinates ``fixed`` held: ``(-∂Q/∂q) φ = ω² M φ``."""
         x = (self.q0 if q is None else np.asarray(q, float)).ravel()
-        free = np.setdiff1d(np.arange(self.n_dof), np.asarray(fixed, dtype=np.int64))
+        free = self._free(fixed)
         _, K = self.elastic(x)
         import scipy.linalg as sla
 
-        Kf = -K.toarray()[np.ix_(free, free)]
-        Mf = self.M.toarray()[np.ix_(free, free)]
+        T = self.T
+        Kf = -(T.T @ K @ T).toarray()[np.ix_(free, free)]
+        Mf = (T.T @ self.M @ T).toarray()[np.ix_(free, free)]
         w2 = sla.eigh(Kf, Mf, eigvals_only=True)
         return np.sqrt(np.clip(np.sort(w2)[:n], 0.0, None)) / (2.0 * np.pi)
 
@@ -293,35 +362,56 @@ class CableForces:
     Recorded: ``NAME.element[k].tension`` (N), the axial force ``EA ε`` at the element's middle.
     """
 
-    def __init__(self, mesh: CableMesh, name: str = "cable"):
+    def __init__(self, mesh: CableMesh, name: str = "cable", pin_stiffness: float = 0.0, pin_damping: float = 0.0,
+                 lateral=(None, (0.0, 1.0, 0.0)), pin_free_angle=0.0):
         self.mesh = mesh
+        self._free_angle = np.asarray(pin_free_angle, float)
         self.name = name
-        self.node_names = [f"{name}.node[{k}]" for k in range(mesh.n_node)]
+        self.node_names = [f"{name}.node[{k}]" for k in range(mesh.n_pos)]
         self.grad_names = [f"{name}.grad[{k}]" for k in range(mesh.n_node)]
         self.m_r, self.m_rx = lumped_masses(mesh)
+        self.pin_k, self.pin_c = float(pin_stiffness), float(pin_damping)
+        if not (self.pin_k >= 0 and self.pin_c >= 0):
+            raise ValueError(f"CableForces: pin_stiffness = {pin_stiffness!r}, pin_damping = {pin_damping!r}: "
+                             "expected numbers >= 0")
+        self._lateral = lateral
         self._model = None
         self.q = np.zeros((mesh.n_node, 6))
+        self.qd = np.zeros((mesh.n_node, 6))
         self.tension = np.zeros(mesh.n_el)
         self._no_data = np.zeros(0)
         _, self._sx_mid, _ = (np.asarray(a) for a in AK.hermite(0.5, 1.0))
+        nj = len(mesh.joints) if self.pin_k > 0 or self.pin_c > 0 else 0
+        self._jF, self._jK = np.zeros((nj, 6)), np.zeros((nj, 6, 6))
+        self._jD, self._jKv = np.zeros((nj, 6, 6)), np.zeros((nj, 6))
+        self.pin_angle = np.zeros(nj)
 
     def add_to(self, model, velocity=(0.0, 0.0, 0.0)) -> "CableForces":
         """Add the node and gradient bodies to ``model`` at the mesh's initial coordinates (all moving at
-        ``velocity``, m/s; gradients at rest); returns self."""
-        q0 = self.mesh.q0
+        ``velocity``, m/s; gradients at rest); returns self. A pin's node body carries the lumped masses of
+        every element end it joins."""
+        q0, pos = self.mesh.q0, self.mesh.position
+        # the idle rotations get the inertia of a ring of the body's mass at a tenth of the element length
+        lk = float(np.mean(self.mesh.length))
+        m_pos = np.bincount(pos, weights=self.m_r, minlength=self.mesh.n_pos)
+        first = {int(a): n for n, a in reversed(list(enumerate(pos)))}
+        for a in range(self.mesh.n_pos):
+            model.add_body(self.node_names[a], mass=m_pos[a], inertia=np.full(3, m_pos[a] * (0.1 * lk) ** 2),
+                           pos=q0[first[a], :3], vel=velocity)
         for k in range(self.mesh.n_node):
-            # the idle rotations get the inertia of a ring of the body's mass at a tenth of the element length
-            lk = float(np.mean(self.mesh.length))
-            model.add_body(self.node_names[k], mass=self.m_r[k], inertia=np.full(3, self.m_r[k] * (0.1 * lk) ** 2),
-                           pos=q0[k, :3], vel=velocity)
             model.add_body(self.grad_names[k], mass=self.m_rx[k], inertia=np.full(3, self.m_rx[k]),
                            pos=q0[k, 3:])
         self._model = model
+        # the pins' springs act about the lateral axis (in the frame of body ``lateral[0]``)
+        body, axis = self._lateral
+        self._axis_b = np.asarray(axis, float) / np.linalg.norm(axis)
+        self._lat_body = body
+        self.pin_angle0 = np.broadcast_to(self._free_angle, self.pin_angle.shape).copy()
         return self
 
     # -- provider protocol
     def _element_bodies(self, index) -> np.ndarray:
-        nb = np.array([index[n] for n in self.node_names], dtype=np.int64)
+        nb = np.array([index[self.node_names[a]] for a in self.mesh.position], dtype=np.int64)
         gb = np.array([index[n] for n in self.grad_names], dtype=np.int64)
         a, b = self.mesh.conn[:, 0], self.mesh.conn[:, 1]
         return nb, gb, np.ascontiguousarray(np.stack([nb[a], gb[a], nb[b], gb[b]], axis=1))
@@ -329,8 +419,12 @@ class CableForces:
     def coupling_pairs(self):
         if self._model is None:
             raise RuntimeError("CableForces: add_to(model) first")
-        _, _, eb = self._element_bodies({n: k for k, n in enumerate(self._model.body_names)})
-        return sorted({(int(min(x, y)), int(max(x, y))) for row in eb for x in row for y in row if x != y})
+        index = {n: k for k, n in enumerate(self._model.body_names)}
+        _, gb, eb = self._element_bodies(index)
+        pairs = {(int(min(x, y)), int(max(x, y))) for row in eb for x in row for y in row if x != y}
+        if len(self.pin_angle):
+            pairs |= {(int(min(gb[i], gb[j])), int(max(gb[i], gb[j]))) for i, j in self.mesh.joints}
+        return sorted(pairs)
 
     def bind(self, system) -> None:
         index = {n: k for k, n in enumerate(system.body_names)}
@@ -341,6 +435,14 @@ class CableForces:
         for k in range(n_el):
             gl = 6 * self.elem_body[k][np.arange(12) // 3] + np.arange(12) % 3
             self.slot[k, iu, ju] = system.pattern.slots(gl[iu], gl[ju])
+        nj = len(self.pin_angle)
+        self.pair_body = np.ascontiguousarray(self.grad_body[self.mesh.joints]) if nj else np.zeros((0, 2), np.int64)
+        self.pair_slot = np.full((nj, 6, 6), -1, dtype=np.int64)
+        iu, ju = np.triu_indices(6)
+        for p in range(nj):
+            gl = 6 * self.pair_body[p][np.arange(6) // 3] + np.arange(6) % 3
+            self.pair_slot[p, iu, ju] = system.pattern.slots(gl[iu], gl[ju])
+        self.lat_index = -1 if self._lat_body is None else index[self._lat_body]
         # gravity: off the gradient bodies (lumped m g), the consistent ±ρA l² g/12 on them (eq. 20)
         g = np.asarray(system.gravity, float)
         self.grad_gravity = np.outer(-self.m_rx, g)
@@ -356,9 +458,17 @@ class CableForces:
         m = self.mesh
         AK.cable_gather(self.node_body, self.grad_body, ctx.kin.pos, self.q)
         AK.cable_elastic(m.conn, self.q, m.length, m.EA, m.EI, m.gauss_x, m.gauss_w, m._Qe, m._Ke, m._U)
-        AK.cable_scatter(self.elem_body, m._Qe, m._Ke, self.slot, float(ctx.cK), ctx.f,
-                         ctx.data if ctx.data is not None else self._no_data)
+        data = ctx.data if ctx.data is not None else self._no_data
+        AK.cable_scatter(self.elem_body, m._Qe, m._Ke, self.slot, float(ctx.cK), ctx.f, data)
         ctx.f[self.grad_body, :3] += self.grad_gravity
+        if len(self.pin_angle):
+            AK.cable_gather(self.node_body, self.grad_body, ctx.kin.vel, self.qd)
+            axis = self._axis_b if self.lat_index < 0 else ctx.kin.R[self.lat_index] @ self._axis_b
+            AK.joint_bending(m.joints, self.q, self.qd, axis, self.pin_angle0, self.pin_k, self.pin_c, self._jF,
+                             self._jK, self._jD, self._jKv, self.pin_angle)
+            AK.pair_scatter(self.pair_body, self._jF, self._jK, self._jD, self._jKv, ctx.kin.vel, self.pair_slot,
+                            float(ctx.cK), float(ctx.cD), ctx.f, data, ctx.Dv,
+                            ctx.Kxv if ctx.Kxv is not None else ctx.Dv * 0.0)
         if ctx.data is None:  # outputs: the axial force at the elements' middles
             e = self.q[m.conn]  # (n_el, 2, 6)
             rx = (self._sx_mid[0] / m.length[:, None] * e[:, 0, :3] + self._sx_mid[1] * e[:, 0, 3:]

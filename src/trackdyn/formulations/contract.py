@@ -85,7 +85,12 @@ class FormulationInfo:
         ``(scenario, metric, tolerance, reason)`` rows: how far its chassis
         figures may stand from the reference fidelity's in the cross-fidelity
         conformance scenarios (:mod:`trackdyn.testing.conformance`), and why
-        the physics allows that much. Empty for the reference.
+        the physics allows that much. Empty for the reference. The scenarios
+        named in the rows are the ones it runs.
+    conformance_vehicle : str
+        The built-in vehicle of its conformance runs (and of the reference's
+        runs it is held against): ``"m113"``, or a vehicle it can build where
+        it cannot build the M113.
     """
 
     models: str
@@ -98,6 +103,7 @@ class FormulationInfo:
     benchmark: str = ""
     conformance: tuple = ()
     event_step: float | None = None
+    conformance_vehicle: str = "m113"
 
     def to_dict(self) -> dict:
         return {"models": self.models, "cost": self.cost, "paper": self.paper, "default_step_s": self.default_step,
@@ -105,7 +111,8 @@ class FormulationInfo:
                 "default_integrator": self.default_integrator, "integrators": list(self.integrators),
                 "option_prefixes": list(self.option_prefixes), "benchmark": self.benchmark,
                 "conformance": [{"scenario": s, "metric": m, "tolerance": t, "reason": r}
-                                for s, m, t, r in self.conformance]}
+                                for s, m, t, r in self.conformance],
+                "conformance_vehicle": self.conformance_vehicle}
 
 
 @dataclass

@@ -465,6 +465,12 @@ class ShoeSpec(SpecModel):
     material: str = Field("pad", description="material of the ground pad")
     body_material: str = Field("steel", description="material of the wheel path, guide horn and pin")
     count: Annotated[int, Field(ge=8)] | None = Field(None, description="shoes per track; derived from the geometry if absent")
+    section_area: Positive | None = Field(
+        None, description="the ancf fidelity's link section, m^2; default the shoe's mass over steel's density "
+                          "times the pitch (the loop weighs what the shoes weigh)")
+    section_inertia: Positive | None = Field(
+        None, description="the ancf fidelity's link section's second moment for bending in the track plane, m^4; "
+                          "default a solid rectangle of the shoe's width holding section_area")
 
     _inertia = field_validator("inertia")(classmethod(lambda cls, v: _check_inertia(v)))
 

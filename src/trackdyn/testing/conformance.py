@@ -9,7 +9,9 @@ the reference's with the tolerances the fidelity declares in
 ``FormulationInfo.conformance`` (``(scenario, metric, tolerance, reason)``:
 the reason says what in the physics makes the two differ by that much).
 
-Scenarios (the M113 by default):
+Scenarios (on the M113, or on the vehicle a fidelity declares in
+``FormulationInfo.conformance_vehicle``; a fidelity runs the scenarios its
+tolerance rows name):
 
 - ``settle``: dropped 5 mm onto flat ground, brakes on, 3 s; the height of
   the vehicle frame's origin (the sprocket axis) above the ground and the
@@ -37,6 +39,7 @@ from ..spec.scenario import Scenario
 from ..terrain import Bump, Flat
 
 __all__ = ["CONFORMANCE_SCENARIOS", "REFERENCE", "conformance_scenario", "chassis_metrics", "run_conformance",
+           "conformance_plan",
            "conformance_report",
            "compare", "Check"]
 
@@ -88,8 +91,23 @@ def chassis_metrics(name: str, res, com_v) -> dict:
             "speed_mean_mps": float(vx.mean())}
 
 
-def run_conformance(fidelity: str, vehicle="m113", scenarios=CONFORMANCE_SCENARIOS) -> dict:
-    """``{scenario: {metric: value, "status": ..., "wall_time_s": ...}}`` of ``fidelity``."""
+def conformance_plan(fidelity: str) -> tuple[str, tuple]:
+    """``(vehicle, scenarios)`` of a fidelity's conformance: its declared vehicle
+    (``FormulationInfo.conformance_vehicle``) and the scenarios its tolerance rows name (every one for the
+    reference)."""
+    info = get_formulation(fidelity).info
+    if fidelity == REFERENCE or not info.conformance:
+        return info.conformance_vehicle, CONFORMANCE_SCENARIOS
+    named = {row[0] for row in info.conformance}
+    return info.conformance_vehicle, tuple(s for s in CONFORMANCE_SCENARIOS if s in named)
+
+
+def run_conformance(fidelity: str, vehicle=None, scenarios=None) -> dict:
+    """``{scenario: {metric: value, "status": ..., "wall_time_s": ...}}`` of ``fidelity`` (by default on its
+    :func:`conformance_plan`)."""
+    plan_vehicle, plan_scenarios = conformance_plan(fidelity)
+    vehicle = plan_vehicle if vehicle is None else vehicle
+    scenarios = plan_scenarios if scenarios is None else scenarios
     out = {}
     for name in scenarios:
         sc = conformance_scenario(name, fidelity, vehicle)
@@ -131,16 +149,22 @@ def compare(fidelity: str, measured: dict, reference: dict) -> list:
     return checks
 
 
-def conformance_report(fidelities=None, vehicle="m113") -> dict:
-    """Every registered fidelity (or those named) against the reference: the figures, the checks, the verdict."""
+def conformance_report(fidelities=None) -> dict:
+    """Every registered fidelity (or those named) against the reference on the fidelity's conformance vehicle
+    (:func:`conformance_plan`): the figures, the checks, the verdict."""
     names = [n for n in (fidelities or formulation_names()) if n != REFERENCE]
-    ref = run_conformance(REFERENCE, vehicle)
-    out = {"vehicle": vehicle, "reference": {REFERENCE: ref}, "fidelities": {}}
+    refs: dict = {}
+    out = {"reference": {}, "fidelities": {}}
     for name in names:
-        got = run_conformance(name, vehicle)
+        vehicle, scenarios = conformance_plan(name)
+        if vehicle not in refs:
+            refs[vehicle] = run_conformance(REFERENCE, vehicle)
+            out["reference"][vehicle] = {REFERENCE: refs[vehicle]}
+        ref = refs[vehicle]
+        got = run_conformance(name)
         checks = compare(name, got, ref)
         out["fidelities"][name] = {
-            "figures": got, "conforms": all(c.ok for c in checks),
+            "vehicle": vehicle, "figures": got, "conforms": all(c.ok for c in checks),
             "checks": [{"scenario": c.scenario, "metric": c.metric, "reference": c.reference, "value": c.value,
                         "difference": c.difference, "tolerance": c.tolerance, "ok": c.ok, "reason": c.reason}
                        for c in checks]}

@@ -38,7 +38,7 @@ def test_sweep_file(tmp_path):
     ({"grid": {"sprocket.dx": []}}, "non-empty list"),
     ({"grid": {"sprocket.dx": {"start": 0, "stop": 1}}}, "one of step or num"),
     ({"options": {"speeds": [1.0]}}, "no option"),
-    ({"fidelity": "ancf"}, "sweep.fidelity"),
+    ({"fidelity": "fem"}, "sweep.fidelity"),
     ({"colour": "red"}, "unknown field"),
 ])
 def test_bad_sweep_files_name_the_field(change, msg):
