@@ -82,11 +82,18 @@ def cable_contact(elem_body, pt_s, pt_sx, sign, top, bottom, pos, vel, R, omega_
     wheel_force[:] = 0.0
     ground_force[:] = 0.0
     sp_force[:] = 0.0
+    P = np.zeros(3)
+    V = np.zeros(3)
+    rx = np.zeros(3)
+    F = np.zeros(3)
+    Kx = np.zeros((3, 3))
+    Kv = np.zeros((3, 3))
+    a = np.zeros(3)
     for e in range(n_el):
         for p in range(n_pt):
-            P = np.zeros(3)
-            V = np.zeros(3)
-            rx = np.zeros(3)
+            P[:] = 0.0
+            V[:] = 0.0
+            rx[:] = 0.0
             for i in range(4):
                 b = elem_body[e, i]
                 for c in range(3):
@@ -95,9 +102,9 @@ def cable_contact(elem_body, pt_s, pt_sx, sign, top, bottom, pos, vel, R, omega_
                     rx[c] += pt_sx[p, i] * pos[b, c]
             for c in range(3):
                 pt_P[e, p, c] = P[c]
-            F = np.zeros(3)
-            Kx = np.zeros((3, 3))
-            Kv = np.zeros((3, 3))
+            F[:] = 0.0
+            Kx[:] = 0.0
+            Kv[:] = 0.0
             count = 0
             hits = 0
             for h in range(wheel_hits.shape[2]):
@@ -105,19 +112,20 @@ def cable_contact(elem_body, pt_s, pt_sx, sign, top, bottom, pos, vel, R, omega_
             # the wheels
             for w in range(wheel_body.shape[0]):
                 bw = wheel_body[w]
-                a = np.zeros(3)
+                # the cheap rejection first, in scalars (no arrays for the wheels out of reach)
                 for c in range(3):
                     a[c] = R[bw, c, 0] * wheel_axis_b[w, 0] + R[bw, c, 1] * wheel_axis_b[w, 1] \
                         + R[bw, c, 2] * wheel_axis_b[w, 2]
-                dP = P - pos[bw]
-                ax = dP[0] * a[0] + dP[1] * a[1] + dP[2] * a[2]
+                d0, d1, d2 = P[0] - pos[bw, 0], P[1] - pos[bw, 1], P[2] - pos[bw, 2]
+                ax = d0 * a[0] + d1 * a[1] + d2 * a[2]
                 if abs(ax) > wheel_half[w]:
                     continue
-                rp = dP - ax * a
-                d = math.sqrt(rp[0] ** 2 + rp[1] ** 2 + rp[2] ** 2)
+                r0, r1, r2 = d0 - ax * a[0], d1 - ax * a[1], d2 - ax * a[2]
+                d = math.sqrt(r0 * r0 + r1 * r1 + r2 * r2)
                 reach = wheel_radius[w] + top
                 if d >= reach or d < 1e-9:
                     continue
+                rp = np.array([r0, r1, r2])
                 n = rp / d
                 # the inner face looks at the wheel: n_in = sign (t x a), n_in . n < 0
                 tn = math.sqrt(rx[0] ** 2 + rx[1] ** 2 + rx[2] ** 2)

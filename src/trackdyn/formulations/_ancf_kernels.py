@@ -27,6 +27,13 @@ def hermite(xi, l):
     s = np.empty(4)
     sx = np.empty(4)
     sxx = np.empty(4)
+    hermite_into(xi, l, s, sx, sxx)
+    return s, sx, sxx
+
+
+@jit
+def hermite_into(xi, l, s, sx, sxx):
+    """:func:`hermite` into the caller's buffers (no allocation in the elements' loops)."""
     s[0] = 1.0 - 3.0 * xi**2 + 2.0 * xi**3
     s[1] = l * (xi - 2.0 * xi**2 + xi**3)
     s[2] = 3.0 * xi**2 - 2.0 * xi**3
@@ -39,19 +46,24 @@ def hermite(xi, l):
     sxx[1] = (-4.0 + 6.0 * xi) / l
     sxx[2] = (6.0 - 12.0 * xi) / l**2
     sxx[3] = (-2.0 + 6.0 * xi) / l
-    return s, sx, sxx
 
 
 @jit
 def cable_elastic(conn, q, length, EA, EI, gauss_x, gauss_w, Qe, Ke, energy):
     """Elastic force ``Qe[k] = -∂U_k/∂e_k`` (n_el, 12) and Jacobian ``Ke[k] = ∂Qe/∂e`` (n_el, 12, 12) of each
     element k between nodes ``conn[k]`` of the nodal coordinates ``q`` (n_node, 6: r, r_x); the elastic
-    energy per element into ``energy``. Gauss points ``gauss_x`` on [0, 1] with weights ``gauss_w`` (sum 1)."""
+    energy per element into ``energy``. Gauss points ``gauss_x`` on [0, 1] with weights ``gauss_w`` (sum 1).
+
+    With ``g = r_x = Σ_n sx_n e_n`` and ``h = r_xx = Σ_n sxx_n e_n`` (e_n the element's four 3-vectors), a
+    coordinate r = 3 n + c enters g and h only through component c: ``∂g/∂e_r = sx_n u_c``,
+    ``∂h/∂e_r = sxx_n u_c``, so every term is assembled per (node, component) pair without the 6 x 12 map."""
     n_el = conn.shape[0]
     e = np.empty(12)
-    B = np.zeros((6, 12))  # rows: r_x (3), r_xx (3) as linear maps of e
     H = np.empty((6, 6))   # Hessian of κ² in (g, h)
     dk = np.empty(6)       # gradient of κ² in (g, h)
+    g = np.empty(3)
+    h = np.empty(3)
+    s4, sx, sxx = np.empty(4), np.empty(4), np.empty(4)
     for k in range(n_el):
         for side in range(2):
             for a in range(6):
@@ -63,21 +75,11 @@ def cable_elastic(conn, q, length, EA, EI, gauss_x, gauss_w, Qe, Ke, energy):
                 Ke[k, a, b] = 0.0
         U = 0.0
         for p in range(gauss_x.shape[0]):
-            _, sx, sxx = hermite(gauss_x[p], l)
+            hermite_into(gauss_x[p], l, s4, sx, sxx)
             w = gauss_w[p] * l
-            for a in range(6):
-                for b in range(12):
-                    B[a, b] = 0.0
-            for node in range(4):
-                for c in range(3):
-                    B[c, 3 * node + c] = sx[node]
-                    B[3 + c, 3 * node + c] = sxx[node]
-            g = np.zeros(3)
-            h = np.zeros(3)
             for c in range(3):
-                for b in range(12):
-                    g[c] += B[c, b] * e[b]
-                    h[c] += B[3 + c, b] * e[b]
+                g[c] = sx[0] * e[c] + sx[1] * e[3 + c] + sx[2] * e[6 + c] + sx[3] * e[9 + c]
+                h[c] = sxx[0] * e[c] + sxx[1] * e[3 + c] + sxx[2] * e[6 + c] + sxx[3] * e[9 + c]
             a_ = g[0] * g[0] + g[1] * g[1] + g[2] * g[2]
             b_ = h[0] * h[0] + h[1] * h[1] + h[2] * h[2]
             c_ = g[0] * h[0] + g[1] * h[1] + g[2] * h[2]
@@ -107,30 +109,20 @@ def cable_elastic(conn, q, length, EA, EI, gauss_x, gauss_w, Qe, Ke, energy):
                     H[3 + j, i] = H[i, 3 + j]
                     H[3 + i, 3 + j] = (2.0 * a_ * dij - 2.0 * g[i] * g[j]) * pa
             # Q = -∫ [EA ε Bgᵀ g + ½ EI Bᵀ dk] ; K = -∫ [EA (Bgᵀ g gᵀ Bg + ε Bgᵀ Bg) + ½ EI Bᵀ H B]
-            for r in range(12):
-                acc = 0.0
-                for c in range(3):
-                    acc += EA * eps * B[c, r] * g[c]
-                for c in range(6):
-                    acc += 0.5 * EI * B[c, r] * dk[c]
-                Qe[k, r] -= w * acc
-            for r in range(12):
-                gr = B[0, r] * g[0] + B[1, r] * g[1] + B[2, r] * g[2]
-                for s in range(12):
-                    gs = B[0, s] * g[0] + B[1, s] * g[1] + B[2, s] * g[2]
-                    acc = EA * gr * gs
-                    for c in range(3):
-                        acc += EA * eps * B[c, r] * B[c, s]
-                    hb = 0.0
-                    for i in range(6):
-                        if B[i, r] == 0.0:
-                            continue
-                        t = 0.0
-                        for j in range(6):
-                            t += H[i, j] * B[j, s]
-                        hb += B[i, r] * t
-                    acc += 0.5 * EI * hb
-                    Ke[k, r, s] -= w * acc
+            for nr in range(4):
+                for cr in range(3):
+                    r = 3 * nr + cr
+                    Qe[k, r] -= w * (EA * eps * sx[nr] * g[cr] + 0.5 * EI * (sx[nr] * dk[cr] + sxx[nr] * dk[3 + cr]))
+                    gr = sx[nr] * g[cr]
+                    for ns in range(4):
+                        ss, sss = sx[ns], sxx[ns]
+                        for cs in range(3):
+                            acc = EA * gr * ss * g[cs]
+                            if cr == cs:
+                                acc += EA * eps * sx[nr] * ss
+                            acc += 0.5 * EI * (sx[nr] * (ss * H[cr, cs] + sss * H[cr, 3 + cs])
+                                               + sxx[nr] * (ss * H[3 + cr, cs] + sss * H[3 + cr, 3 + cs]))
+                            Ke[k, r, 3 * ns + cs] -= w * acc
         energy[k] = U
 
 
