@@ -40,7 +40,7 @@ from .contact import contact_material, vehicle_contact
 from .placement import vehicle_drivetrain, vehicle_placement
 
 __all__ = ["ANCF_POINTS", "CONTACT_WEIGHTS", "ChainOutputs", "SPROCKET_CONTACTS", "build_ancf_vehicle", "cable_section",
-           "check_materials", "track_chain"]
+           "check_materials", "check_terrain", "track_chain"]
 
 
 def cable_section(spec, material=STEEL) -> tuple[float, float]:
@@ -77,6 +77,19 @@ def _law(ms, weight: float = 1.0) -> tuple:
     return (weight * m.stiffness, weight * m.damping, m.friction, m.slip_speed)
 
 
+def check_terrain(terrain) -> None:
+    """Refuse a terrain the cable's contact cannot take: flat ground, or a profile along +x (the events'
+    obstacles and roads), naming it."""
+    from ..terrain.base import ProfileTerrain
+
+    if isinstance(terrain, Flat):
+        return
+    if isinstance(terrain, ProfileTerrain) and terrain.heading == 0.0:
+        return
+    raise ValueError(f"scenario.terrain: {type(terrain).__name__}: the 'ancf' fidelity's track contact takes flat "
+                     "ground and profile terrains along +x (steps, gaps, half-rounds, trapezoids, roads) only")
+
+
 def check_materials(spec) -> None:
     """Refuse a spec whose track-contact materials the cable's contact cannot take (Kelvin-Voigt only), naming
     the material and its law."""
@@ -93,8 +106,9 @@ def check_materials(spec) -> None:
 #: geometry presents. The cable's points stand for the links model's (:mod:`trackdyn.assembly.contact`):
 #: a road wheel or the idler meets a shoe's plate with its two halves either side of the guide gap (2), the
 #: sprocket a pin with its gear pair (2), and the ground a pad at its four bottom corners, which the
-#: :data:`ANCF_POINTS` points per element share (4 / points each).
-CONTACT_WEIGHTS = {"wheel": 2.0, "sprocket": 2.0, "pad": 4.0}
+#: :data:`ANCF_POINTS` points per element share (4 / points each); a terrain's convex edge meets a pad at two
+#: stations across it (2).
+CONTACT_WEIGHTS = {"wheel": 2.0, "sprocket": 2.0, "pad": 4.0, "edge": 2.0}
 #: contact points per element (ξ = 0, 1/4, 1/2, 3/4: the pin first); 4 keeps a road wheel within 0.6 mm of the
 #: plate between two points (the sag of its 0.305 m circle over 38.5 mm)
 ANCF_POINTS = 4
@@ -158,9 +172,7 @@ def build_ancf_vehicle(sc, sprocket: str = "teeth", points: int = ANCF_POINTS, i
     if not (isinstance(points, (int, np.integer)) and points >= 1):
         raise ValueError(f"ancf track: points = {points!r}: expected an integer >= 1 (contact points per element)")
     spec, terrain, geo, z0 = vehicle_placement(sc)
-    if not isinstance(terrain, Flat):
-        raise ValueError(f"ancf track: terrain {type(terrain).__name__}: the cable's ground contact is flat "
-                         "ground only (yet)")
+    check_terrain(terrain)
     if sc.speed:
         raise ValueError("ancf track: scenario.speed: the cable loop starts at rest")
     # the links builder on a copy of the geometry whose loops hold no shoes: the same hull, sprockets (turned
@@ -171,7 +183,13 @@ def build_ancf_vehicle(sc, sprocket: str = "teeth", points: int = ANCF_POINTS, i
     m = vm.model
     sh, sus, ms = spec.shoes, spec.suspension, spec.materials
     T = spec.idler.tensioner.target_tension
-    ground = (terrain.z, _law(ms[sh.material], CONTACT_WEIGHTS["pad"] / points))
+    pad = _law(ms[sh.material], CONTACT_WEIGHTS["pad"] / points)
+    if isinstance(terrain, Flat):
+        ground, profile = (terrain.z, pad), None
+    else:  # the profile's polyline over every x the run can reach (30 m/s at most), its convex edges
+        x0 = sc.start_x - 30.0
+        xs, zs = terrain.profile(x0 - terrain.origin[0], x0 + 60.0 + 30.0 * sc.t_end - terrain.origin[0])
+        ground, profile = None, (xs + terrain.origin[0], zs, pad, _law(ms[sh.material], CONTACT_WEIGHTS["edge"]))
     ww, sw = CONTACT_WEIGHTS["wheel"], CONTACT_WEIGHTS["sprocket"]
     cables, contacts = [], []
     for side, info in vm.sides.items():
@@ -192,7 +210,7 @@ def build_ancf_vehicle(sc, sprocket: str = "teeth", points: int = ANCF_POINTS, i
                                      half_width=0.5 * sh.width))
         contacts.append(CableContact(cf, wheels, ground=ground, top=sh.top, bottom=sh.bottom,
                                      lateral=("chassis", (0.0, 1.0, 0.0)), name=f"{side}.track-contact",
-                                     sprockets=teeth, xi=tuple(np.arange(points) / points)))
+                                     sprockets=teeth, xi=tuple(np.arange(points) / points), profile=profile))
         cables.append(cf)
     hull = vehicle_contact(vm, terrain)  # the hull and the wheels themselves against the ground
     idx = {n: k for k, n in enumerate(m.body_names)}

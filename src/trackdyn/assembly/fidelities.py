@@ -591,14 +591,11 @@ class AncfFormulation:
     def check(self, sc) -> None:
         _check_integrator(self.name, sc.integrator, self.info.integrators)
         self._options(sc)
-        from ..terrain.base import Flat
-        from .ancf_track import check_materials
+        from .ancf_track import check_materials, check_terrain
 
         spec, terrain = vehicle_placement(sc)[:2]
         check_materials(spec)
-        if not isinstance(terrain, Flat):
-            raise ValueError(f"scenario.terrain: {type(terrain).__name__}: the 'ancf' fidelity's track contact "
-                             "takes flat ground only")
+        check_terrain(terrain)
         if sc.speed:
             raise ValueError(f"scenario.speed = {sc.speed!r}: the 'ancf' fidelity starts from rest")
 

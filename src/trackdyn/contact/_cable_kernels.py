@@ -316,3 +316,349 @@ def cable_contact_scatter(elem_body, pt_s, Kpp, n_active, wheel_hits, Kw, vel, c
                     for i in range(4):
                         Kxv[elem_body[e, i], r] -= pt_s[p, i] * kvw
                     Kxv[bw, r] -= krel
+
+
+@jit
+def _lateral(R, lat_body, lat_axis_b):
+    a = np.zeros(3)
+    for c in range(3):
+        a[c] = R[lat_body, c, 0] * lat_axis_b[0] + R[lat_body, c, 1] * lat_axis_b[1] + R[lat_body, c, 2] * lat_axis_b[2]
+    return a
+
+
+@jit
+def _friction_law(F, Kx, Kv, n, V, fn, k, cdamp, mu, vs):
+    """Add the Kelvin-Voigt contact of normal ``n`` (the force's direction on the cable), normal force ``fn``
+    and the tanh friction on the relative velocity V (the terrain at rest) to F, and their Jacobians
+    (``∂F/∂P`` with ``∂δ/∂P = -n``, ``∂F/∂v``) to Kx, Kv."""
+    vn = V[0] * n[0] + V[1] * n[1] + V[2] * n[2]
+    vt = np.array([V[0] - vn * n[0], V[1] - vn * n[1], V[2] - vn * n[2]])
+    s = math.sqrt(vt[0] ** 2 + vt[1] ** 2 + vt[2] ** 2)
+    phi, dphis = _tanh_over(s, vs)
+    for i in range(3):
+        F[i] += fn * n[i] - mu * fn * phi * vt[i]
+        for j in range(3):
+            dij = 1.0 if i == j else 0.0
+            Kx[i, j] += -k * n[i] * n[j] + mu * k * phi * vt[i] * n[j]
+            Kv[i, j] += -cdamp * n[i] * n[j] - mu * fn * (phi * (dij - n[i] * n[j]) + dphis * vt[i] * vt[j]) \
+                + mu * cdamp * phi * vt[i] * n[j]
+
+
+@jit
+def _dF_dn(n, V, fn, cdamp, mu, vs):
+    """∂F/∂n (3 x 3) of the Kelvin-Voigt force ``F = f_n n - μ f_n φ(|v_t|) v_t`` with ``f_n = k δ - c V·n``
+    and ``v_t = V - (V·n) n``, δ held (its dependence on n vanishes at the foot)."""
+    vn = V[0] * n[0] + V[1] * n[1] + V[2] * n[2]
+    vt = np.array([V[0] - vn * n[0], V[1] - vn * n[1], V[2] - vn * n[2]])
+    s = math.sqrt(vt[0] ** 2 + vt[1] ** 2 + vt[2] ** 2)
+    phi, dphis = _tanh_over(s, vs)
+    D = np.zeros((3, 3))
+    for i in range(3):
+        for j in range(3):
+            dij = 1.0 if i == j else 0.0
+            dfn = -cdamp * V[j]  # ∂f_n/∂n_j
+            dvt_ij = -vn * dij - n[i] * V[j]  # ∂v_t,i/∂n_j
+            D[i, j] = fn * dij + n[i] * dfn - mu * phi * vt[i] * dfn
+            for m in range(3):
+                dvt_mj = -vn * (1.0 if m == j else 0.0) - n[m] * V[j]
+                D[i, j] -= mu * fn * ((phi if m == i else 0.0) + dphis * vt[i] * vt[m]) * dvt_mj
+            _ = dvt_ij
+    return D
+
+
+@jit
+def _dnin_drx(rx, a, sign):
+    """∂n_in/∂r_x (3 x 3) of ``n_in = sign (r_x x a) / |r_x|``."""
+    t2 = rx[0] ** 2 + rx[1] ** 2 + rx[2] ** 2
+    tn = math.sqrt(t2)
+    n = np.array([rx[1] * a[2] - rx[2] * a[1], rx[2] * a[0] - rx[0] * a[2], rx[0] * a[1] - rx[1] * a[0]]) * (sign / tn)
+    G = np.zeros((3, 3))
+    # ∂(r_x x a)/∂r_x = -[a]x
+    G[0, 1], G[0, 2], G[1, 2] = a[2], -a[1], a[0]
+    G[1, 0], G[2, 0], G[2, 1] = -a[2], a[1], -a[0]
+    for i in range(3):
+        for j in range(3):
+            G[i, j] = sign * G[i, j] / tn - n[i] * rx[j] / t2
+    return G
+
+
+@jit
+def _profile_nearest(qx, qz, px, pz, reach):
+    """The nearest point (cx, cz) of the polyline (px, pz) (x non-decreasing, the solid below it) to (qx, qz)
+    within ``reach`` of x, its distance, and whether (qx, qz) lies inside the solid (below the polyline's
+    highest point at qx)."""
+    m = px.shape[0]
+    i0 = max(np.searchsorted(px, qx - reach) - 1, 0)
+    best, cx, cz = 1e300, qx, qz
+    top = -1e300
+    i = i0
+    while i < m - 1 and px[i] <= qx + reach:
+        ax, az, bx, bz = px[i], pz[i], px[i + 1], pz[i + 1]
+        dx, dz = bx - ax, bz - az
+        L2 = dx * dx + dz * dz
+        if L2 > 0.0:
+            t = ((qx - ax) * dx + (qz - az) * dz) / L2
+            t = min(max(t, 0.0), 1.0)
+            x, z = ax + t * dx, az + t * dz
+            d = math.hypot(qx - x, qz - z)
+            if d < best:
+                best, cx, cz = d, x, z
+        if dx > 0.0 and ax <= qx <= bx:
+            top = max(top, az + (qx - ax) / dx * dz)
+        elif dx == 0.0 and qx == ax:
+            top = max(top, max(az, bz))
+        i += 1
+    return cx, cz, best, qz < top
+
+
+@jit
+def cable_profile_contact(elem_body, length, pt_s, pt_sx, sign, bottom, pos, vel, R, lat_body, lat_axis_b, px, pz,
+                          vx, vz, vnx, vnz, law, edge_law, reach, f, ground_force, c_el, c_w, c_K, c_kxv):
+    """The cable's pads against a profile terrain (a polyline (px, pz) in the world x-z plane, x
+    non-decreasing, the solid below it, extruded along y), with the law ``(k, c, μ, v_s)``:
+
+    - every element's points (``pt_s``, ``pt_sx`` as :func:`cable_contact`'s): the pad point
+      ``Q = P - bottom n_in`` inside the solid is pushed out through the nearest surface, ``δ = |Q - C|``,
+      gated by the pad facing that surface (``n_in · n > 0``) and ``δ < reach``;
+    - every convex vertex ``(vx, vz)`` (outward normal ``(vnx, vnz)``, the mean of its two sides') against each
+      element's pad line ``r(ξ) - bottom n_in`` (the chord's inner normal): where the vertex lies on the track's
+      side of the pad, ``δ = (V - L(ξ*)) · n_in`` at the foot ξ* in (0, 1), the force ``f_n n_in`` at ξ*, gated by
+      the pad facing the vertex (``n_in · n_v > 0``) and ``δ < reach``.
+
+    Forces into ``f`` through the element's four bodies' shape weights, their sum on the ground into
+    ``ground_force``; per contact the element ``c_el``, the weights ``c_w`` (4) and ``∂F/∂P``, ``∂F/∂v``
+    into ``c_K`` (n_c, 2, 3, 3) for :func:`cable_weighted_scatter`, and the rate of the force's terms left out
+    of the matrix (the normal's turn with r_x at an edge, the pad offset's at a point: ``∂F/∂r_x ṙ_x``) into
+    ``c_kxv`` (n_c, 4, 3: per body of the element). The vertices' contacts take ``edge_law``. Returns the number
+    of contacts."""
+    n_el = elem_body.shape[0]
+    n_pt = pt_s.shape[0]
+    k, cdamp, mu, vs = law[0], law[1], law[2], law[3]
+    ke, ce, mue, vse = edge_law[0], edge_law[1], edge_law[2], edge_law[3]
+    a = _lateral(R, lat_body, lat_axis_b)
+    nc = 0
+    F = np.zeros(3)
+    Kx = np.zeros((3, 3))
+    Kv = np.zeros((3, 3))
+    nrm = np.zeros(3)
+    V = np.zeros(3)
+    for e in range(n_el):
+        na, ga, nb_, gb = elem_body[e, 0], elem_body[e, 1], elem_body[e, 2], elem_body[e, 3]
+        for p in range(n_pt):
+            P0, P2 = 0.0, 0.0
+            for i in range(4):
+                b = elem_body[e, i]
+                P0 += pt_s[p, i] * pos[b, 0]
+                P2 += pt_s[p, i] * pos[b, 2]
+            rx = np.zeros(3)
+            for i in range(4):
+                b = elem_body[e, i]
+                for c in range(3):
+                    rx[c] += pt_sx[p, i] * pos[b, c]
+            tn = math.sqrt(rx[0] ** 2 + rx[1] ** 2 + rx[2] ** 2)
+            nin_x = sign * (rx[1] * a[2] - rx[2] * a[1]) / tn
+            nin_z = sign * (rx[0] * a[1] - rx[1] * a[0]) / tn
+            qx, qz = P0 - bottom * nin_x, P2 - bottom * nin_z
+            cx, cz, d, inside = _profile_nearest(qx, qz, px, pz, reach)
+            if not inside or d >= reach or d < 1e-12:
+                continue
+            nrm[0], nrm[1], nrm[2] = (cx - qx) / d, 0.0, (cz - qz) / d
+            if nin_x * nrm[0] + nin_z * nrm[2] <= 0.0:
+                continue
+            V[:] = 0.0
+            for i in range(4):
+                b = elem_body[e, i]
+                for c in range(3):
+                    V[c] += pt_s[p, i] * vel[b, c]
+            vn = V[0] * nrm[0] + V[2] * nrm[2]
+            fn = k * d - cdamp * vn
+            if fn <= 0.0:
+                continue
+            F[:] = 0.0
+            Kx[:] = 0.0
+            Kv[:] = 0.0
+            _friction_law(F, Kx, Kv, nrm, V, fn, k, cdamp, mu, vs)
+            # the pad offset turns with r_x: ∂δ/∂r_x = bottom nᵀ ∂n_in/∂r_x, ∂F/∂δ = -Kx n (the law's)
+            G = _dnin_drx(rx, a, sign)
+            rxd = np.zeros(3)
+            for i in range(4):
+                b = elem_body[e, i]
+                for c in range(3):
+                    rxd[c] += pt_sx[p, i] * vel[b, c]
+            ddel = 0.0
+            for i in range(3):
+                for j in range(3):
+                    ddel += bottom * nrm[i] * G[i, j] * rxd[j]
+            for i in range(3):
+                dF = -(Kx[i, 0] * nrm[0] + Kx[i, 1] * nrm[1] + Kx[i, 2] * nrm[2]) * ddel
+                for m in range(4):
+                    c_kxv[nc, m, i] = pt_s[p, m] * dF
+            c_el[nc] = e
+            for i in range(4):
+                c_w[nc, i] = pt_s[p, i]
+                b = elem_body[e, i]
+                for c in range(3):
+                    f[b, c] += pt_s[p, i] * F[c]
+            for i in range(3):
+                ground_force[i] -= F[i]
+                for j in range(3):
+                    c_K[nc, 0, i, j] = Kx[i, j]
+                    c_K[nc, 1, i, j] = Kv[i, j]
+            nc += 1
+        # the convex vertices against the pad line of this element (straight from pin to pin)
+        ax_, az_ = pos[na, 0], pos[na, 2]
+        bx_, bz_ = pos[nb_, 0], pos[nb_, 2]
+        tx, ty, tz = bx_ - ax_, pos[nb_, 1] - pos[na, 1], bz_ - az_
+        L = math.sqrt(tx * tx + ty * ty + tz * tz)
+        nin_x = sign * (ty * a[2] - tz * a[1]) / L
+        nin_z = sign * (tx * a[1] - ty * a[0]) / L
+        lo = min(ax_, bx_) - reach
+        hi = max(ax_, bx_) + reach
+        j0 = max(np.searchsorted(vx, lo) - 1, 0)
+        j = j0
+        while j < vx.shape[0] and vx[j] <= hi:
+            if vx[j] < lo or nin_x * vnx[j] + nin_z * vnz[j] <= 0.0:
+                j += 1
+                continue
+            # the pad line A + ξ (B - A), A, B the pins offset by -bottom n_in
+            Ax, Az = ax_ - bottom * nin_x, az_ - bottom * nin_z
+            dx, dz = bx_ - ax_, bz_ - az_
+            L2 = dx * dx + dz * dz
+            xi = ((vx[j] - Ax) * dx + (vz[j] - Az) * dz) / L2
+            if xi <= 0.0 or xi >= 1.0:
+                j += 1
+                continue
+            # at the foot, the pad line of the element's own field: r(ξ) - bottom n_in(r_x(ξ)), so that the force
+            # (applied through the same shape weights) has the Jacobian -k w_i w_j n nᵀ to first order
+            l = length[e]
+            w0 = 1.0 - 3.0 * xi**2 + 2.0 * xi**3
+            w1 = l * (xi - 2.0 * xi**2 + xi**3)
+            w2 = 3.0 * xi**2 - 2.0 * xi**3
+            w3 = l * (xi**3 - xi**2)
+            u0 = 6.0 * (xi**2 - xi) / l
+            u1 = 1.0 - 4.0 * xi + 3.0 * xi**2
+            u2 = 6.0 * (xi - xi**2) / l
+            u3 = 3.0 * xi**2 - 2.0 * xi
+            rxi = np.zeros(3)
+            rfx, rfz = 0.0, 0.0
+            for c in range(3):
+                rxi[c] = u0 * pos[na, c] + u1 * pos[ga, c] + u2 * pos[nb_, c] + u3 * pos[gb, c]
+            rfx = w0 * pos[na, 0] + w1 * pos[ga, 0] + w2 * pos[nb_, 0] + w3 * pos[gb, 0]
+            rfz = w0 * pos[na, 2] + w1 * pos[ga, 2] + w2 * pos[nb_, 2] + w3 * pos[gb, 2]
+            # the inner normal in the profile's plane: n_in = sign (r_x x a) / |r_x| projected on x-z, unit
+            tn = math.sqrt(rxi[0] ** 2 + rxi[1] ** 2 + rxi[2] ** 2)
+            ex = sign * (rxi[1] * a[2] - rxi[2] * a[1]) / tn
+            ez = sign * (rxi[0] * a[1] - rxi[1] * a[0]) / tn
+            pn = math.sqrt(ex * ex + ez * ez)
+            ex, ez = ex / pn, ez / pn
+            delta = (vx[j] - rfx) * ex + (vz[j] - rfz) * ez + bottom
+            if delta <= 0.0 or delta >= reach:
+                j += 1
+                continue
+            for c in range(3):
+                V[c] = w0 * vel[na, c] + w1 * vel[ga, c] + w2 * vel[nb_, c] + w3 * vel[gb, c]
+            nrm[0], nrm[1], nrm[2] = ex, 0.0, ez
+            vn = V[0] * nrm[0] + V[2] * nrm[2]
+            fn = ke * delta - ce * vn
+            if fn > 0.0:
+                F[:] = 0.0
+                Kx[:] = 0.0
+                Kv[:] = 0.0
+                _friction_law(F, Kx, Kv, nrm, V, fn, ke, ce, mue, vse)
+                # what the matrix's w_i w_j ∂F/∂P leaves out, as rates along the velocities: the foot's slide
+                # ξ̇ (from the chord's foot formula), which moves the force's weights, the point's velocity and
+                # r_x(ξ), and the normal n_in(r_x(ξ)) turning with the element (∂F/∂n ṅ, and δ's share
+                # t_⊥ · ṅ of the foot's tangential offset t_⊥)
+                ta = np.array([tx, ty, tz])
+                td = np.array([vel[nb_, 0] - vel[na, 0], vel[nb_, 1] - vel[na, 1], vel[nb_, 2] - vel[na, 2]])
+                Gc = _dnin_drx(ta, a, sign)
+                ncd = Gc @ td
+                Adx, Adz = vel[na, 0] - bottom * ncd[0], vel[na, 2] - bottom * ncd[2]
+                xid = (-(Adx * dx + Adz * dz) + (vx[j] - Ax) * td[0] + (vz[j] - Az) * td[2]
+                       - 2.0 * xi * (dx * td[0] + dz * td[2])) / L2
+                dw0 = (-6.0 * xi + 6.0 * xi**2)
+                dw1 = l * (1.0 - 4.0 * xi + 3.0 * xi**2)
+                dw2 = (6.0 * xi - 6.0 * xi**2)
+                dw3 = l * (3.0 * xi**2 - 2.0 * xi)
+                du0, du1, du2, du3 = (12.0 * xi - 6.0) / l, -4.0 + 6.0 * xi, (6.0 - 12.0 * xi) / l, 6.0 * xi - 2.0
+                rxd = np.zeros(3)
+                Vs = np.zeros(3)
+                for c in range(3):
+                    rxd[c] = (u0 * vel[na, c] + u1 * vel[ga, c] + u2 * vel[nb_, c] + u3 * vel[gb, c]
+                              + xid * (du0 * pos[na, c] + du1 * pos[ga, c] + du2 * pos[nb_, c] + du3 * pos[gb, c]))
+                    Vs[c] = dw0 * vel[na, c] + dw1 * vel[ga, c] + dw2 * vel[nb_, c] + dw3 * vel[gb, c]
+                G3 = _dnin_drx(rxi, a, sign)
+                # ∂n/∂r_x of the projected, renormalised normal: (I - n nᵀ) P G3 / |P n_in|, P = diag(1, 0, 1)
+                G = np.zeros((3, 3))
+                for r_ in (0, 2):
+                    for c in range(3):
+                        G[r_, c] = G3[r_, c] / pn
+                nvec = np.array([ex, 0.0, ez])
+                G = G - np.outer(nvec, nvec @ G)
+                nd = G @ rxd
+                Dn = _dF_dn(nrm, V, fn, ce, mue, vse)
+                # t_⊥: the vertex's offset from the foot r(ξ) - bottom n, less its normal part
+                ry = w0 * pos[na, 1] + w1 * pos[ga, 1] + w2 * pos[nb_, 1] + w3 * pos[gb, 1]
+                off = np.array([vx[j] - rfx + bottom * ex, 0.0 * ry, vz[j] - rfz + bottom * ez])
+                on = off[0] * ex + off[2] * ez
+                tperp = np.array([off[0] - on * ex, 0.0, off[2] - on * ez])
+                ddel = tperp[0] * nd[0] + tperp[1] * nd[1] + tperp[2] * nd[2]
+                ext = np.zeros(3)
+                for i in range(3):
+                    acc = 0.0
+                    for m in range(3):
+                        acc += Dn[i, m] * nd[m] + Kv[i, m] * Vs[m] * xid
+                    acc -= (Kx[i, 0] * nrm[0] + Kx[i, 1] * nrm[1] + Kx[i, 2] * nrm[2]) * ddel
+                    ext[i] = acc
+                wts = (w0, w1, w2, w3)
+                dws = (dw0, dw1, dw2, dw3)
+                for m in range(4):
+                    for i in range(3):
+                        c_kxv[nc, m, i] = wts[m] * ext[i] + dws[m] * xid * F[i]
+                c_el[nc] = e
+                c_w[nc, 0], c_w[nc, 1], c_w[nc, 2], c_w[nc, 3] = w0, w1, w2, w3
+                for i in range(4):
+                    b = elem_body[e, i]
+                    for c in range(3):
+                        f[b, c] += c_w[nc, i] * F[c]
+                for i in range(3):
+                    ground_force[i] -= F[i]
+                    for jj in range(3):
+                        c_K[nc, 0, i, jj] = Kx[i, jj]
+                        c_K[nc, 1, i, jj] = Kv[i, jj]
+                nc += 1
+            j += 1
+    return nc
+
+
+@jit
+def cable_weighted_scatter(elem_body, c_el, c_w, c_K, c_kxv, nc, vel, cK, cD, slot, data, Dv, Kxv):
+    """The Newton-matrix terms of :func:`cable_profile_contact`'s contacts: ``w_i w_j ∂F/∂P`` and
+    ``w_i w_j ∂F/∂v`` (symmetric parts) into the element's blocks, ``w_i (∂F/∂v) v_P`` into ``Dv``, the
+    terms left out of the matrix (``c_kxv``, and the non-symmetric parts of ∂F/∂P times v) into ``Kxv``."""
+    for q in range(nc):
+        e = c_el[q]
+        vP = np.zeros(3)
+        for i in range(4):
+            for c in range(3):
+                vP[c] += c_w[q, i] * vel[elem_body[e, i], c]
+        for a in range(12):
+            ia = a // 3
+            for b in range(a, 12):
+                sl = slot[e, a, b]
+                if sl < 0:
+                    continue
+                w = c_w[q, ia] * c_w[q, b // 3]
+                kx = 0.5 * (c_K[q, 0, a % 3, b % 3] + c_K[q, 0, b % 3, a % 3]) * w
+                kv = 0.5 * (c_K[q, 1, a % 3, b % 3] + c_K[q, 1, b % 3, a % 3]) * w
+                data[sl] -= cK * kx + cD * kv
+        for i in range(4):
+            bi = elem_body[e, i]
+            for r in range(3):
+                acc = 0.0
+                skew = 0.0
+                for c in range(3):
+                    acc += 0.5 * (c_K[q, 1, r, c] + c_K[q, 1, c, r]) * vP[c]
+                    skew += 0.5 * (c_K[q, 0, r, c] - c_K[q, 0, c, r]) * vP[c]
+                Dv[bi, r] += c_w[q, i] * acc
+                Kxv[bi, r] += c_kxv[q, i, r] + c_w[q, i] * skew

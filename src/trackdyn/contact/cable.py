@@ -63,6 +63,27 @@ class CableSprocket:
         self.law = tuple(float(x) for x in law)
 
 
+def _profile_arrays(xs, zs, law, edge_law, reach=0.05, min_turn_deg=10.0):
+    """The kernel's arrays of a profile polyline (world x, z; x non-decreasing; the solid below): the
+    vertices, the convex ones turning by more than ``min_turn_deg`` (an arc's 1° samples are not edges) with
+    their outward normals (the mean of the two sides' left normals), the point law, the edge law and the
+    largest penetration looked for (m)."""
+    xs = np.ascontiguousarray(np.asarray(xs, float))
+    zs = np.ascontiguousarray(np.asarray(zs, float))
+    if xs.ndim != 1 or xs.shape != zs.shape or len(xs) < 2 or np.any(np.diff(xs) < 0):
+        raise ValueError("CableContact: profile needs a polyline of >= 2 vertices with x non-decreasing")
+    t = np.diff(np.c_[xs, zs], axis=0)
+    t /= np.linalg.norm(t, axis=1, keepdims=True)
+    nrm = np.c_[-t[:, 1], t[:, 0]]  # left normals: up for a rightward side, the solid below
+    cross = t[:-1, 0] * t[1:, 1] - t[:-1, 1] * t[1:, 0]
+    convex = np.nonzero(cross < -np.sin(np.radians(min_turn_deg)))[0] + 1
+    vn = nrm[convex - 1] + nrm[convex]
+    vn /= np.linalg.norm(vn, axis=1, keepdims=True)
+    return (xs, zs, np.ascontiguousarray(xs[convex]), np.ascontiguousarray(zs[convex]),
+            np.ascontiguousarray(vn[:, 0]), np.ascontiguousarray(vn[:, 1]),
+            np.array([float(v) for v in law]), np.array([float(v) for v in edge_law]), float(reach))
+
+
 class CableContact:
     """Force provider: a cable's points against wheels and flat ground (module docstring).
 
@@ -83,7 +104,8 @@ class CableContact:
     """
 
     def __init__(self, cable, wheels=(), ground=None, top: float = 0.0, bottom: float = 0.0,
-                 lateral=(None, (0.0, 1.0, 0.0)), xi=(0.0, 0.5), name: str = "cable-contact", sprockets=()):
+                 lateral=(None, (0.0, 1.0, 0.0)), xi=(0.0, 0.5), name: str = "cable-contact", sprockets=(),
+                 profile=None):
         self.cable = cable
         self.name = name
         self.wheels = list(wheels)
@@ -122,6 +144,17 @@ class CableContact:
         self.sp_law = np.array([sp.law for sp in self.sprockets]).reshape(-1, 4)
         self.sp_force = np.zeros((len(self.sprockets), 3))
         self.ground_force = np.zeros(3)
+        self.profile = None
+        if profile is not None:
+            if ground is not None:
+                raise ValueError("CableContact: give either ground (flat) or profile, not both")
+            self.profile = _profile_arrays(*profile)
+            n_c = n_el * (n_pt + 4)
+            self.c_el = np.zeros(n_c, dtype=np.int64)
+            self.c_w = np.zeros((n_c, 4))
+            self.c_K = np.zeros((n_c, 2, 3, 3))
+            self.c_kxv = np.zeros((n_c, 4, 3))
+            self.n_profile = 0
 
     # -- provider protocol
     def coupling_pairs(self):
@@ -153,6 +186,16 @@ class CableContact:
                          self.wheel_par, self.ground_z, self.ground_par, self.lat_body, self.lat_axis_b, ctx.f,
                          self.Kpp, self.n_active, self.point_force, self.wheel_force, self.ground_force, self.pt_P,
                          self.wheel_hits, self.Kw, self.pt_pin, self.sp_body, self.sp_par, self.sp_law, self.sp_force)
+        if self.profile is not None:
+            px, pz, vx, vz, vnx, vnz, law, edge_law, reach = self.profile
+            self.n_profile = CK.cable_profile_contact(
+                self.elem_body, self.cable.mesh.length, self.pt_s, self.pt_sx, self.sign, self.bottom, k.pos, k.vel,
+                k.R, self.lat_body, self.lat_axis_b, px, pz, vx, vz, vnx, vnz, law, edge_law, reach, ctx.f,
+                self.ground_force, self.c_el, self.c_w, self.c_K, self.c_kxv)
+            if ctx.data is not None:
+                CK.cable_weighted_scatter(self.elem_body, self.c_el, self.c_w, self.c_K, self.c_kxv, self.n_profile,
+                                          k.vel, float(ctx.cK), float(ctx.cD), self.slot, ctx.data, ctx.Dv,
+                                          ctx.Kxv if ctx.Kxv is not None else np.zeros_like(ctx.Dv))
         if ctx.data is None:
             return
         CK.cable_contact_scatter(self.elem_body, self.pt_s, self.Kpp, self.n_active, self.wheel_hits, self.Kw,
