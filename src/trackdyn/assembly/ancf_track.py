@@ -34,6 +34,7 @@ from ..contact.cable import CableContact, CableSprocket, CableWheel
 from ..formulations.absolute import AbsoluteSystem
 from ..formulations.ancf import STEEL, CableForces, CableMesh
 from ..formulations.contract import Build
+from ..formulations.penalty import PAPER_C
 from ..terrain.base import Flat
 from .builder import build_vehicle
 from .contact import contact_material, vehicle_contact
@@ -109,6 +110,10 @@ def check_materials(spec) -> None:
 #: :data:`ANCF_POINTS` points per element share (4 / points each); a terrain's convex edge meets a pad at two
 #: stations across it (2).
 CONTACT_WEIGHTS = {"wheel": 2.0, "sprocket": 2.0, "pad": 4.0, "edge": 2.0}
+#: N s/m: a dashpot along each element's chord, the damping wallin-shabana-2013 §9 gives its compliant joints
+#: (c = 1e5 N s/m, :data:`~trackdyn.formulations.penalty.PAPER_C`); the steel element has no damping of its own,
+#: and without it the chain's axial modes (7.5 kHz: EA / l = 2e10 N/m on 9 kg) ring undamped at small steps
+AXIAL_DAMPING = PAPER_C
 #: contact points per element (ξ = 0, 1/4, 1/2, 3/4: the pin first); 4 keeps a road wheel within 0.6 mm of the
 #: plate between two points (the sag of its 0.305 m circle over 38.5 mm)
 ANCF_POINTS = 4
@@ -194,7 +199,8 @@ def build_ancf_vehicle(sc, sprocket: str = "teeth", points: int = ANCF_POINTS, i
     cables, contacts = [], []
     for side, info in vm.sides.items():
         cf = CableForces(track_chain(vm, side, T), f"{side}.track", pin_stiffness=sh.bending_stiffness,
-                         pin_damping=sh.bending_damping, lateral=("chassis", (0.0, 1.0, 0.0))).add_to(m)
+                         pin_damping=sh.bending_damping, lateral=("chassis", (0.0, 1.0, 0.0)),
+                         axial_damping=AXIAL_DAMPING).add_to(m)
         half = 0.5 * sus.wheel_width
         wheels = [CableWheel(w, sus.wheel_radius, _law(ms[sus.wheel_material], ww), half_width=half)
                   for w in info.wheels]
@@ -204,7 +210,8 @@ def build_ancf_vehicle(sc, sprocket: str = "teeth", points: int = ANCF_POINTS, i
         teeth = []
         if sprocket == "teeth":
             teeth.append(CableSprocket(info.sprocket, sp.n_teeth, sp.arc_centre_radius, sp.arc_radius,
-                                       sh.pin_radius, _law(ms[sp.material], sw), half_width=0.5 * sh.width))
+                                       sh.pin_radius, _law(ms[sp.material], sw), half_width=0.5 * sh.width,
+                                       tip_radius=sp.addendum_radius))
         else:  # its pin circle, through the pin points (reach = the assembly radius)
             wheels.append(CableWheel(info.sprocket, sp.assembly_radius - sh.top, _law(ms[sp.material], sw),
                                      half_width=0.5 * sh.width))

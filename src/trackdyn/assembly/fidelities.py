@@ -531,13 +531,21 @@ class BushingFormulation(_CompliantPins):
         return None, PinTensions(vm.sides, names)
 
 
+#: the ancf fidelity's step (s). The linearised Euler step moves the nodes along straight lines, so an element
+#: turning at ω gains a stretch (ω h)² / 2 a step, which its EA = 3.0e9 N turns into a spurious axial force:
+#: 234 kN at 25 rad/s (a sprocket's wrap) and 5e-4 s (measured: 758 kN in the wraps after the 0.2-1.2 s ramp of
+#: ``trackdyn bench apc-joints-stepsize``), 9.4 kN at 1e-4 s, 2.3 kN at 5e-5 s, against the chain's 5-30 kN.
+#: Newton-iterated Euler would remove it but does not converge on the contacts (t = 0.014 s at 5e-4 s).
+ANCF_STEP = 5e-5
+
+
 class AncfFormulation:
     """``ancf``: each track a closed chain of 3-D ANCF cable elements, one per link, pinned at the links' pins
     (wallin-shabana-2013 §8; :mod:`trackdyn.assembly.ancf_track`).
 
     Options (``ancf.*``): ``sprocket`` (``"teeth"``, default: the tooth gaps on the pins; ``"circle"``: the pin
     circle, a friction drive) and ``points`` (contact points per element, default :data:`ANCF_POINTS`).
-    Flat ground only (the cable's ground contact), from rest.
+    Flat ground and profile terrains along +x, from rest; its own step :data:`ANCF_STEP`.
     """
 
     name = "ancf"
@@ -545,12 +553,14 @@ class AncfFormulation:
     info = FormulationInfo(
         models="each track a closed chain of ANCF cable elements (12 coordinates each, axial EA and bending EI "
                "by Gauss quadrature), one per link, sharing positions at the pins (free about them, with the "
-               "links' bending spring); Kelvin-Voigt contact on points of the elements; flat ground",
-        cost="compliant", paper="wallin-shabana-2013", default_step=LINKS_STEP,
+               "links' bending spring), axial dashpots; Kelvin-Voigt contact on points of the elements; flat and "
+               "profile terrains, from rest",
+        cost="compliant", paper="wallin-shabana-2013", default_step=ANCF_STEP,
         default_integrator=COMPLIANT_INTEGRATOR, integrators=GENERIC_INTEGRATORS, option_prefixes=(PREFIX,),
         benchmark="apc-joints", conformance_vehicle="apc", conformance=(
-            # measured against links on the APC at 5e-4 s (tests/integration/test_conformance.py): settle height
-            # 2.7 mm lower, pitch 0.050 deg more nose-down, speed 0.0009 m/s
+            # measured against links on the APC, ancf at its 5e-5 s, links at its 5e-4 s
+            # (tests/integration/test_conformance.py): settle height 2.7 mm lower, pitch 0.050 deg more nose-down,
+            # speed 0.0010 m/s
             ("settle", "height_m", 0.006,
              "the same loop on four contact points per element instead of the shoes' plates and pads: the "
              "chain wraps the sprocket on one more pin and holds the tensioner at 10.6 kN where the links hold "

@@ -69,13 +69,14 @@ def cable_contact(elem_body, pt_s, pt_sx, sign, top, bottom, pos, vel, R, omega_
     n_pt, n_hit, 3, 3) each one's ``∂F/∂P`` (for the terms :func:`cable_contact_scatter` leaves out).
     ``wheel_par``/``ground_par``: (k, c, μ, v_s); a ground stiffness of 0: no ground.
 
-    Sprockets (``sp_body`` (n_s,), ``sp_par`` (n_s, 6): teeth, arc-centre radius, arc radius, phase, half
-    width, pin radius; ``sp_law`` (n_s, 4)) act on the points flagged in ``pt_pin`` (the pins) through the
-    tooth gaps of :class:`~trackdyn.contact.shapes.Sprocket` (gap k centred at body angle phase + 2πk/n
-    from -z towards +x, a concave arc): a pin of radius r inside the nearest gap's arc circle presses on
-    it by ``δ = d + r - R_arc`` (d its distance from the arc's centre), the force pushing it back towards
-    the centre; the reaction on the sprocket sums into ``sp_force`` (n_s, 3). The tooth tips between the
-    gaps are not modelled (a pin leaving its gap meets nothing).
+    Sprockets (``sp_body`` (n_s,), ``sp_par`` (n_s, 7): teeth, arc-centre radius, arc radius, phase, half
+    width, pin radius, tip radius; ``sp_law`` (n_s, 4)) act on the points flagged in ``pt_pin`` (the pins)
+    through the tooth gaps of :class:`~trackdyn.contact.shapes.Sprocket` (gap k centred at body angle
+    phase + 2πk/n from -z towards +x, a concave arc): a pin of radius r inside the nearest gap's arc circle
+    presses on it by ``δ = d + r - R_arc`` (d its distance from the arc's centre), the force pushing it back
+    towards the centre; outside it, the tooth tips (the addendum circle, radius R_tip; 0: none) hold the pin
+    out, ``δ = R_tip + r - d_c`` (d_c from the sprocket's axis); the reaction on the sprocket sums into
+    ``sp_force`` (n_s, 3).
     """
     n_el = elem_body.shape[0]
     n_pt = pt_s.shape[0]
@@ -192,11 +193,24 @@ def cable_contact(elem_body, pt_s, pt_sx, sign, top, bottom, pos, vel, R, omega_
                 rp = rp - (rp[0] * a[0] + rp[1] * a[1] + rp[2] * a[2]) * a
                 d = math.sqrt(rp[0] ** 2 + rp[1] ** 2 + rp[2] ** 2)
                 Rarc = sp_par[q, 2]
-                delta = d + sp_par[q, 5] - Rarc
-                if d >= Rarc or delta <= 0.0 or d < 1e-12:
-                    continue
-                nF = -rp / d  # the force on the pin, back towards the arc's centre
-                xc = C + Rarc * (rp / d)
+                if d < Rarc:  # in the gap: the concave arc pushes the pin back towards the arc's centre
+                    delta = d + sp_par[q, 5] - Rarc
+                    if delta <= 0.0 or d < 1e-12:
+                        continue
+                    nF = -rp / d
+                    xc = C + Rarc * (rp / d)
+                    geo = -1.0 / d  # the concave arc turns nF the other way from a wheel
+                else:  # between gaps: the tooth tips (the addendum circle) push the pin outwards
+                    Rtip = sp_par[q, 6]
+                    rp = P - pos[bs]
+                    rp = rp - (rp[0] * a[0] + rp[1] * a[1] + rp[2] * a[2]) * a
+                    d = math.sqrt(rp[0] ** 2 + rp[1] ** 2 + rp[2] ** 2)
+                    delta = Rtip + sp_par[q, 5] - d
+                    if Rtip <= 0.0 or delta <= 0.0 or d < 1e-12:
+                        continue
+                    nF = rp / d
+                    xc = pos[bs] + Rtip * nF
+                    geo = 1.0 / d
                 ow = omega_w[bs]
                 rc = xc - pos[bs]
                 vw = vel[bs] + np.array([ow[1] * rc[2] - ow[2] * rc[1], ow[2] * rc[0] - ow[0] * rc[2],
@@ -217,9 +231,9 @@ def cable_contact(elem_body, pt_s, pt_sx, sign, top, bottom, pos, vel, R, omega_
                     sp_force[q, i] -= Fs[i]
                     for j in range(3):
                         dij = 1.0 if i == j else 0.0
-                        # ∂δ/∂P = -nF as for a wheel; the concave arc turns nF the other way:
-                        # -f_n/d (I - n nᵀ - a aᵀ)
-                        kx = -k * nF[i] * nF[j] - fn / d * (dij - nF[i] * nF[j] - a[i] * a[j]) \
+                        # ∂δ/∂P = -nF as for a wheel; nF's turn: ± f_n/d (I - n nᵀ - a aᵀ) (geo: + on the
+                        # convex tips, - in the concave gap)
+                        kx = -k * nF[i] * nF[j] + fn * geo * (dij - nF[i] * nF[j] - a[i] * a[j]) \
                             + mu * k * phi_t * vt[i] * nF[j]
                         Kx[i, j] += kx
                         Kw[e, p, hits, i, j] = kx

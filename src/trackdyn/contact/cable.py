@@ -51,15 +51,19 @@ class CableSprocket:
     """A sprocket's tooth gaps on a body, acting on the cable's pin points (ξ = 0): the body's name, the
     :class:`~trackdyn.contact.shapes.Sprocket` profile (teeth, arc-centre radius, arc radius, phase; the
     gaps' axis the body's y), the half width (m) over which it acts, the pins' radius (m) and the
-    Kelvin-Voigt law ``(k, c, μ, v_s)``."""
+    Kelvin-Voigt law ``(k, c, μ, v_s)``; ``tip_radius``: the tooth tips' (addendum) circle, which holds a pin
+    out between the gaps (0: no tips)."""
 
     def __init__(self, body: str, teeth: int, arc_centre_radius: float, arc_radius: float, pin_radius: float,
-                 law, phase: float = 0.0, half_width: float = 0.5):
+                 law, phase: float = 0.0, half_width: float = 0.5, tip_radius: float = 0.0):
         if not (int(teeth) >= 3 and arc_radius > pin_radius > 0 and arc_centre_radius > 0 and half_width > 0):
             raise ValueError(f"CableSprocket {body!r}: need teeth >= 3, arc_radius > pin_radius > 0, "
                              "arc_centre_radius > 0, half_width > 0")
         self.body = body
-        self.par = np.array([int(teeth), arc_centre_radius, arc_radius, phase, half_width, pin_radius], float)
+        if not tip_radius >= 0:
+            raise ValueError(f"CableSprocket {body!r}: tip_radius must be >= 0 (0: no tooth tips)")
+        self.par = np.array([int(teeth), arc_centre_radius, arc_radius, phase, half_width, pin_radius, tip_radius],
+                            float)
         self.law = tuple(float(x) for x in law)
 
 
@@ -140,7 +144,7 @@ class CableContact:
         self.Kw = np.zeros((n_el, n_pt, MAX_WHEELS_PER_POINT, 3, 3))
         self.wheel_force = np.zeros((len(self.wheels), 3))
         self.pt_pin = np.array([x == 0.0 for x in xi], dtype=np.bool_)
-        self.sp_par = np.array([sp.par for sp in self.sprockets]).reshape(-1, 6)
+        self.sp_par = np.array([sp.par for sp in self.sprockets]).reshape(-1, 7)
         self.sp_law = np.array([sp.law for sp in self.sprockets]).reshape(-1, 4)
         self.sp_force = np.zeros((len(self.sprockets), 3))
         self.ground_force = np.zeros(3)

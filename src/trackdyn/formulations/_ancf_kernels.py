@@ -15,6 +15,8 @@ elastic force ``Q = -∂U/∂e`` and its Jacobian ``K = ∂Q/∂e`` per element.
 
 from __future__ import annotations
 
+import math
+
 import numba as nb
 import numpy as np
 
@@ -264,3 +266,34 @@ def pair_scatter(pair_body, F, K, D, Kv, vel, slot, cK, cD, f, data, Dv, Kxv):
                 sl = slot[p, a, t]
                 if sl >= 0:
                     data[sl] -= cK * 0.5 * (K[p, a, t] + K[p, t, a]) + cD * 0.5 * (D[p, a, t] + D[p, t, a])
+
+
+@jit
+def element_dashpot(pairs, q, qd, c, F, D, Kv):
+    """A dashpot ``c`` (N s/m) along each element's chord, between its end nodes ``pairs[k]`` (mesh nodes; their
+    positions ``q[:, :3]``, rates ``qd[:, :3]``): on the end ``F = -c ė t``, on the start ``+c ė t``, ``ė = (v_b -
+    v_a)·t``. ``D = ∂F/∂v`` (n, 6, 6) and, for the right-hand side, ``Kv`` (n, 6) the force's position
+    derivative along the velocities (the chord's turn)."""
+    for k in range(pairs.shape[0]):
+        a, b = pairs[k, 0], pairs[k, 1]
+        d0, d1, d2 = q[b, 0] - q[a, 0], q[b, 1] - q[a, 1], q[b, 2] - q[a, 2]
+        L = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+        t = np.array([d0 / L, d1 / L, d2 / L])
+        v = np.array([qd[b, 0] - qd[a, 0], qd[b, 1] - qd[a, 1], qd[b, 2] - qd[a, 2]])
+        e = v[0] * t[0] + v[1] * t[1] + v[2] * t[2]
+        # the chord's turn along v: ṫ = (I - t tᵀ) v / L
+        td = (v - e * t) / L
+        ed = v[0] * td[0] + v[1] * td[1] + v[2] * td[2]  # ė's change through t
+        for r in range(3):
+            fb = -c * e * t[r]
+            F[k, r] = -fb
+            F[k, 3 + r] = fb
+            kb = -c * (ed * t[r] + e * td[r])
+            Kv[k, r] = -kb
+            Kv[k, 3 + r] = kb
+            for s in range(3):
+                tt = -c * t[r] * t[s]
+                D[k, r, s] = tt
+                D[k, 3 + r, 3 + s] = tt
+                D[k, r, 3 + s] = -tt
+                D[k, 3 + r, s] = -tt

@@ -363,8 +363,14 @@ class CableForces:
     """
 
     def __init__(self, mesh: CableMesh, name: str = "cable", pin_stiffness: float = 0.0, pin_damping: float = 0.0,
-                 lateral=(None, (0.0, 1.0, 0.0)), pin_free_angle=0.0):
+                 lateral=(None, (0.0, 1.0, 0.0)), pin_free_angle=0.0, axial_damping: float = 0.0):
         self.mesh = mesh
+        self.axial_c = float(axial_damping)
+        if not self.axial_c >= 0:
+            raise ValueError(f"CableForces: axial_damping = {axial_damping!r}: expected a number >= 0")
+        ne = mesh.n_el if self.axial_c > 0 else 0
+        self._dF, self._dK = np.zeros((ne, 6)), np.zeros((ne, 6, 6))
+        self._dD, self._dKv = np.zeros((ne, 6, 6)), np.zeros((ne, 6))
         self._free_angle = np.asarray(pin_free_angle, float)
         self.name = name
         self.node_names = [f"{name}.node[{k}]" for k in range(mesh.n_pos)]
@@ -421,7 +427,7 @@ class CableForces:
             raise RuntimeError("CableForces: add_to(model) first")
         index = {n: k for k, n in enumerate(self._model.body_names)}
         _, gb, eb = self._element_bodies(index)
-        pairs = {(int(min(x, y)), int(max(x, y))) for row in eb for x in row for y in row if x != y}
+        pairs = {(int(min(x, y)), int(max(x, y))) for row in eb for x in row for y in row if x != y}  # incl. dashpots
         if len(self.pin_angle):
             pairs |= {(int(min(gb[i], gb[j])), int(max(gb[i], gb[j]))) for i, j in self.mesh.joints}
         return sorted(pairs)
@@ -443,6 +449,12 @@ class CableForces:
             gl = 6 * self.pair_body[p][np.arange(6) // 3] + np.arange(6) % 3
             self.pair_slot[p, iu, ju] = system.pattern.slots(gl[iu], gl[ju])
         self.lat_index = -1 if self._lat_body is None else index[self._lat_body]
+        ne = len(self._dF)
+        self.dash_body = np.ascontiguousarray(self.node_body[self.mesh.conn]) if ne else np.zeros((0, 2), np.int64)
+        self.dash_slot = np.full((ne, 6, 6), -1, dtype=np.int64)
+        for p in range(ne):
+            gl = 6 * self.dash_body[p][np.arange(6) // 3] + np.arange(6) % 3
+            self.dash_slot[p, iu, ju] = system.pattern.slots(gl[iu], gl[ju])
         # gravity: off the gradient bodies (lumped m g), the consistent ±ρA l² g/12 on them (eq. 20)
         g = np.asarray(system.gravity, float)
         self.grad_gravity = np.outer(-self.m_rx, g)
@@ -461,14 +473,19 @@ class CableForces:
         data = ctx.data if ctx.data is not None else self._no_data
         AK.cable_scatter(self.elem_body, m._Qe, m._Ke, self.slot, float(ctx.cK), ctx.f, data)
         ctx.f[self.grad_body, :3] += self.grad_gravity
-        if len(self.pin_angle):
+        if len(self.pin_angle) or len(self._dF):
             AK.cable_gather(self.node_body, self.grad_body, ctx.kin.vel, self.qd)
+        kxv = ctx.Kxv if ctx.Kxv is not None else ctx.Dv * 0.0
+        if len(self._dF):
+            AK.element_dashpot(m.conn, self.q, self.qd, self.axial_c, self._dF, self._dD, self._dKv)
+            AK.pair_scatter(self.dash_body, self._dF, self._dK, self._dD, self._dKv, ctx.kin.vel, self.dash_slot,
+                            float(ctx.cK), float(ctx.cD), ctx.f, data, ctx.Dv, kxv)
+        if len(self.pin_angle):
             axis = self._axis_b if self.lat_index < 0 else ctx.kin.R[self.lat_index] @ self._axis_b
             AK.joint_bending(m.joints, self.q, self.qd, axis, self.pin_angle0, self.pin_k, self.pin_c, self._jF,
                              self._jK, self._jD, self._jKv, self.pin_angle)
             AK.pair_scatter(self.pair_body, self._jF, self._jK, self._jD, self._jKv, ctx.kin.vel, self.pair_slot,
-                            float(ctx.cK), float(ctx.cD), ctx.f, data, ctx.Dv,
-                            ctx.Kxv if ctx.Kxv is not None else ctx.Dv * 0.0)
+                            float(ctx.cK), float(ctx.cD), ctx.f, data, ctx.Dv, kxv)
         if ctx.data is None:  # outputs: the axial force at the elements' middles
             e = self.q[m.conn]  # (n_el, 2, 6)
             rx = (self._sx_mid[0] / m.length[:, None] * e[:, 0, :3] + self._sx_mid[1] * e[:, 0, 3:]

@@ -194,12 +194,13 @@ def test_a_taut_cable_over_a_wheel_loads_it_with_twice_the_tension_times_sine():
     assert abs(res["cable-contact.wheel.force.x"][-1]) < 0.01 * abs(load)  # symmetric
 
 
-def _pin_in_gap(law=(2e7, 2e3, 0.0, 0.01), gravity=(0.0, 0.0, 9.81), area=2e-4, along=(0.0, 0.0, 1.0)):
+def _pin_in_gap(law=(2e7, 2e3, 0.0, 0.01), gravity=(0.0, 0.0, 9.81), area=2e-4, along=(0.0, 0.0, 1.0), tip=0.0,
+                at=None):
     """A one-element cable (0.3 m, 2 cm² of steel) whose node 0 is a pin in gap 0 of a fixed APC sprocket
     profile (10 teeth, gap arcs of 0.089 m centred 0.3 m out at -z, pin radius 0.015 m at 0.245 m), lying
     ``along`` from it, free otherwise, under ``gravity`` (+z: the cable hangs from its pin towards the
     sprocket's axis, pulling the pin into the gap's root)."""
-    p0 = np.array([0.0, 0.0, -0.245])
+    p0 = np.array([0.0, 0.0, -0.245]) if at is None else np.asarray(at, float)
     t = np.asarray(along, float)
     p1 = p0 + 0.3 * t
     mesh = CableMesh(np.array([np.r_[p0, t], np.r_[p1, t]]), [[0, 1]], area, 1e-12)
@@ -207,7 +208,7 @@ def _pin_in_gap(law=(2e7, 2e3, 0.0, 0.01), gravity=(0.0, 0.0, 9.81), area=2e-4, 
     cf = CableForces(mesh, "c").add_to(m)
     sp = m.add_body("sprocket", mass=400.0, inertia=[12.0, 14.0, 12.0], pos=[0, 0, 0])
     m.add_joint(td.Fixed(m.ground, sp, point=[0, 0, 0], name="axle"))
-    teeth = CableSprocket("sprocket", 10, 0.3, 0.089, 0.015, law, half_width=0.2)
+    teeth = CableSprocket("sprocket", 10, 0.3, 0.089, 0.015, law, half_width=0.2, tip_radius=tip)
     cc = CableContact(cf, [], sprockets=[teeth], xi=(0.0,))
     return m, cf, cc, AbsoluteSystem(m, providers=[cf, cc])
 
@@ -242,6 +243,63 @@ def test_the_tooth_gap_matrix_is_its_jacobian():
     assert cc.n_active.sum() == 1
     cc_k = cc.sp_law.copy()
     data, data0 = np.zeros(s.pattern.nnz), np.zeros(s.pattern.nnz)
+    forces(q0, 1.0, data)
+    cc.sp_law[:, 0] = 0.0
+    forces(q0, 1.0, data0)
+    cc.sp_law[:] = cc_k
+    eps = 1e-8
+    for c in range(3):
+        qp, qm = q0.copy(), q0.copy()
+        qp[node, c] += eps
+        qm[node, c] -= eps
+        col = (forces(qp) - forces(qm))[node, :3] / (2 * eps)
+        cc.sp_law[:, 0] = 0.0
+        col -= (forces(qp) - forces(qm))[node, :3] / (2 * eps)
+        cc.sp_law[:] = cc_k
+        for r in range(3):
+            sl = s.pattern.slots(6 * node + c, 6 * node + r)
+            assert -(data[sl] - data0[sl]) == pytest.approx(col[r], rel=1e-4, abs=1.0)
+
+
+# the APC's addendum circle (0.2605 m); between gaps 0 and 1 (18 degrees from -z towards +x) a pin rests on it
+TIP = 0.2605
+BETWEEN = np.array([np.sin(np.radians(18.0)), 0.0, -np.cos(np.radians(18.0))])
+
+
+def test_a_pin_pushed_onto_a_tooth_tip_rests_on_the_addendum_circle():
+    # the cable hangs from its pin towards the axis (gravity +z), the pin over the tooth between two gaps
+    m, cf, cc, s = _pin_in_gap(tip=TIP, at=(TIP + 0.015 + 0.002) * BETWEEN)
+    # a pin free to slide along the tip would roll off into a gap: hold it on the radial line
+    node = m.body(cf.node_names[0])
+    m.add_joint(td.Prismatic(m.ground, node, point=(TIP + 0.017) * BETWEEN, axis=BETWEEN, name="radial"))
+    s = AbsoluteSystem(m, providers=[cf, cc])
+    sim = td.Simulation(m, integrator="euler-implicit-linearized", step=1e-4, output_step=0.01, system=s)
+    res = sim.run(0.3)
+    P = np.array([res[f"c.node[0].pos.{a}"][-1] for a in "xyz"])
+    F = np.array([res[f"cable-contact.sprocket.force.{a}"][-1] for a in "xyz"])
+    W = STEEL.rho * 2e-4 * 0.3 * 9.81
+    # on the tip circle, sunk by its share of the weight over k (the radial line carries the rest)
+    assert np.linalg.norm(P) == pytest.approx(TIP + 0.015, abs=1e-5)
+    assert F @ BETWEEN == pytest.approx(W * BETWEEN[2], rel=0.01)  # the pin presses inwards: -W cos 18°
+
+
+def test_the_tooth_tip_matrix_is_its_jacobian():
+    m, cf, cc, s = _pin_in_gap(law=(2e7, 0.0, 0.0, 0.01), along=(1.0, 0.0, 0.0), tip=TIP,
+                               at=(TIP + 0.015 - 0.002) * BETWEEN)
+    st = s.initial_state()
+    node = s.body_names.index(cf.node_names[0])
+    q0 = st.q.copy()
+    v = st.v.copy()
+
+    def forces(q, cK=0.0, data=None):
+        s.update_kinematics(q, v)
+        d = np.zeros(s.pattern.nnz) if data is None else data
+        return s.eval_forces(0.0, v, cK, 0.0, d, st).copy()
+
+    forces(q0)
+    assert cc.n_active.sum() == 1 and np.linalg.norm(cc.sp_force) > 0
+    data, data0 = np.zeros(s.pattern.nnz), np.zeros(s.pattern.nnz)
+    cc_k = cc.sp_law.copy()
     forces(q0, 1.0, data)
     cc.sp_law[:, 0] = 0.0
     forces(q0, 1.0, data0)

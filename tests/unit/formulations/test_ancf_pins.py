@@ -9,8 +9,8 @@ leaves the elements free to turn about it, as a link's pin does. The tests:
   by the mesh's own Newton statics (the reduction q = T q_red) and by the multibody system stepped to rest;
   with a pin spring k about the lateral axis (free straight), the spring's moment ``M = k · 2α`` unloads it
   to ``W / (2 sin α) - M cos α / (L sin α)``;
-- the pin springs' forces and Newton-matrix entries are the finite-difference Jacobians (positions:
-  the matrix times v plus ``Kxv``, velocities: the damping matrix);
+- the pin springs' and the elements' axial dashpots' forces and Newton-matrix entries are the
+  finite-difference Jacobians (positions: the matrix times v plus ``Kxv``, velocities: the damping matrix);
 - ``pinned_loop`` builds the closed chain through given pins with straight, uniformly strained elements, so a
   chain wrapped on a sprocket-like circle carries no spurious axial force (a C1 cable through the same pins
   does: docs/joints/ancf.md).
@@ -90,10 +90,11 @@ def _ring(n=8, radius=0.25, seed=0):
 
 
 @pytest.mark.parametrize("seed", range(2))
-def test_pin_springs_jacobians_are_finite_differences(seed):
+def test_pin_springs_and_axial_dashpots_jacobians_are_finite_differences(seed):
     mesh = _ring(seed=seed)
     m = td.Model(gravity=(0, 0, 0))
-    cf = CableForces(mesh, "r", pin_stiffness=800.0, pin_damping=30.0, pin_free_angle=0.1).add_to(m)
+    cf = CableForces(mesh, "r", pin_stiffness=800.0, pin_damping=30.0, pin_free_angle=0.1,
+                     axial_damping=5e4).add_to(m)
     s = AbsoluteSystem(m, providers=[cf])
     st = s.initial_state()
     rng = np.random.default_rng(10 + seed)
@@ -105,9 +106,9 @@ def test_pin_springs_jacobians_are_finite_differences(seed):
         d = np.zeros(s.pattern.nnz) if data is None else data
         return s.eval_forces(0.0, vv, cK, cD, d, st).copy()
 
-    grads = np.array([s.body_names.index(nm) for nm in cf.grad_names])
+    grads = np.array([s.body_names.index(nm) for nm in cf.grad_names + cf.node_names])
     dof = (6 * grads[:, None] + np.arange(3)).ravel()
-    # positions: the directional derivative along v = (matrix) v + Kxv on the gradient bodies' rows
+    # positions: the directional derivative along v = (matrix) v + Kxv on the nodes' and gradients' rows
     data = np.zeros(s.pattern.nnz)
     forces(st.q, v, cK=1.0, data=data)
     Kxv = s.Kxv.copy().ravel()
