@@ -48,7 +48,13 @@ def test_there_are_compliant_fidelities():
     assert {"penalty", "bushing"} <= set(COMPLIANT)
 
 
-@pytest.mark.parametrize("fidelity", COMPLIANT)
+#: known failures, each with its documented reason; strict, so a fix shows up as an unexpected pass
+KNOWN = {"ancf": "the ANCF chain stalls torque-limited with zero slip at the 0.3 m step (links climbs it): "
+                 "a jam between the sprocket and the edge, not yet diagnosed (docs/joints/ancf.md, Left)"}
+
+
+@pytest.mark.parametrize("fidelity", [pytest.param(f, marks=pytest.mark.xfail(strict=True, reason=KNOWN[f]))
+                                      if f in KNOWN else f for f in COMPLIANT])
 def test_step_climb_runs_on_every_compliant_fidelity(fidelity, reference, tmp_path):
     res = _cli_step_climb(fidelity, tmp_path / fidelity)
     (trial,), (ref,) = res["trials"], reference["trials"]
