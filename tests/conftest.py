@@ -29,3 +29,23 @@ def bench_script():
         return mod
 
     return load
+
+
+@pytest.fixture
+def newton_block():
+    """``block(system, data, dof)``: the Newton-matrix values ``data`` of an absolute system as the dense
+    block over the global coordinates ``dof`` (upper-triangle slots mirrored; 0 where the pattern has no
+    entry), with the sign of a force Jacobian (``-data``)."""
+    import numpy as np
+
+    def block(system, data, dof):
+        K = np.zeros((len(dof), len(dof)))
+        for i, gi in enumerate(dof):
+            for j, gj in enumerate(dof):
+                try:
+                    K[i, j] = -data[system.pattern.slots(min(gi, gj), max(gi, gj))]
+                except KeyError:
+                    pass
+        return K
+
+    return block

@@ -284,6 +284,23 @@ def cable_contact(elem_body, pt_s, pt_sx, sign, top, bottom, pos, vel, R, omega_
 
 
 @jit
+def _scatter_weighted(slot_e, w, Kx, Kv, cK, cD, data):
+    """Add ``-cK w_i w_j sym(Kx) - cD w_i w_j sym(Kv)`` (a force at a point of shape weights ``w`` (4) on the
+    element's four bodies, its 3 x 3 position and velocity Jacobians) into ``data`` through the element's slot
+    map ``slot_e`` (12, 12; upper triangle, -1 where no entry)."""
+    for a in range(12):
+        ia = a // 3
+        for b in range(a, 12):
+            sl = slot_e[a, b]
+            if sl < 0:
+                continue
+            ww = w[ia] * w[b // 3]
+            kx = 0.5 * (Kx[a % 3, b % 3] + Kx[b % 3, a % 3]) * ww
+            kv = 0.5 * (Kv[a % 3, b % 3] + Kv[b % 3, a % 3]) * ww
+            data[sl] -= cK * kx + cD * kv
+
+
+@jit
 def cable_contact_scatter(elem_body, pt_s, Kpp, n_active, wheel_hits, Kw, vel, cK, cD, slot, data, Dv, Kxv):
     """The contact's Newton-matrix terms: ``s_i s_j ∂F/∂P`` and ``s_i s_j ∂F/∂v_P`` into the element's
     four bodies' translational blocks (``slot`` (n_el, 12, 12), the cable's own coupling), the velocity
@@ -299,17 +316,7 @@ def cable_contact_scatter(elem_body, pt_s, Kpp, n_active, wheel_hits, Kw, vel, c
             for i in range(4):
                 for c in range(3):
                     vP[c] += pt_s[p, i] * vel[elem_body[e, i], c]
-            for a in range(12):
-                ia = a // 3
-                for b in range(a, 12):
-                    sl = slot[e, a, b]
-                    if sl < 0:
-                        continue
-                    ib = b // 3
-                    w = pt_s[p, ia] * pt_s[p, ib]
-                    kx = 0.5 * (Kpp[e, p, 0, a % 3, b % 3] + Kpp[e, p, 0, b % 3, a % 3]) * w
-                    kv = 0.5 * (Kpp[e, p, 1, a % 3, b % 3] + Kpp[e, p, 1, b % 3, a % 3]) * w
-                    data[sl] -= cK * kx + cD * kv
+            _scatter_weighted(slot[e], pt_s[p], Kpp[e, p, 0], Kpp[e, p, 1], cK, cD, data)
             for i in range(4):
                 bi = elem_body[e, i]
                 for r in range(3):
@@ -656,16 +663,7 @@ def cable_weighted_scatter(elem_body, c_el, c_w, c_K, c_kxv, nc, vel, cK, cD, sl
         for i in range(4):
             for c in range(3):
                 vP[c] += c_w[q, i] * vel[elem_body[e, i], c]
-        for a in range(12):
-            ia = a // 3
-            for b in range(a, 12):
-                sl = slot[e, a, b]
-                if sl < 0:
-                    continue
-                w = c_w[q, ia] * c_w[q, b // 3]
-                kx = 0.5 * (c_K[q, 0, a % 3, b % 3] + c_K[q, 0, b % 3, a % 3]) * w
-                kv = 0.5 * (c_K[q, 1, a % 3, b % 3] + c_K[q, 1, b % 3, a % 3]) * w
-                data[sl] -= cK * kx + cD * kv
+        _scatter_weighted(slot[e], c_w[q], c_K[q, 0], c_K[q, 1], cK, cD, data)
         for i in range(4):
             bi = elem_body[e, i]
             for r in range(3):

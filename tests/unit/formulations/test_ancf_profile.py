@@ -39,7 +39,7 @@ RIDGE = (np.array([-1.0, 0.0, 1.0]), np.array([0.0, 0.2, 0.0]), LAW, EDGE)
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_profile_contact_matrix_is_its_jacobian(seed):
+def test_profile_contact_matrix_is_its_jacobian(seed, newton_block):
     rng = np.random.default_rng(seed)
     # a cable running +x (an open cable's inner face is t x a: up, so its pads are down) rising over the step's
     # edge, its pads 4 mm into the top at its right end and 19 mm below the edge at x = 0
@@ -75,13 +75,7 @@ def test_profile_contact_matrix_is_its_jacobian(seed):
     qp[:, :3] += eps * v[:, :3]
     qm[:, :3] -= eps * v[:, :3]
     fd = (forces(qp, v) - forces(qm, v)).ravel()[dof] / (2 * eps)
-    Kq = np.zeros((len(dof), len(dof)))
-    for i, gi in enumerate(dof):
-        for j, gj in enumerate(dof):
-            try:
-                Kq[i, j] = -data[s.pattern.slots(min(gi, gj), max(gi, gj))]
-            except KeyError:
-                pass
+    Kq = newton_block(s, data, dof)
     got = Kq @ v.ravel()[dof] + Kxv
     assert np.allclose(got, fd, rtol=1e-5, atol=1e-6 * np.abs(fd).max())
     # velocities: the damping and friction matrix holds the symmetric part of ∂F/∂v (as for the wheels)
