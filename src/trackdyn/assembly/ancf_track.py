@@ -40,7 +40,7 @@ from .builder import build_vehicle
 from .contact import contact_material, vehicle_contact
 from .placement import vehicle_drivetrain, vehicle_placement
 
-__all__ = ["ANCF_POINTS", "CONTACT_WEIGHTS", "ChainOutputs", "SPROCKET_CONTACTS", "build_ancf_vehicle", "cable_section",
+__all__ = ["ANCF_POINTS", "chain_velocities", "CONTACT_WEIGHTS", "ChainOutputs", "SPROCKET_CONTACTS", "build_ancf_vehicle", "cable_section",
            "check_materials", "check_terrain", "track_chain"]
 
 
@@ -66,6 +66,33 @@ def track_chain(vm, side: str, tension: float, material=STEEL) -> CableMesh:
     P = vm.origin + np.c_[trk.pins[:, 0], np.full(len(trk.pins), y), trk.pins[:, 1]]
     area, inertia = cable_section(vm.spec, material)
     return CableMesh.pinned_loop(P, area, inertia, material, strain=tension / (material.E * area))
+
+
+def chain_velocities(vm, side: str, mesh: CableMesh, speed: float) -> tuple:
+    """``(node_velocity (n_pos, 3), grad_velocity (n_node, 3))`` of a chain rolling with its vehicle at ``speed``
+    m/s (the links' rolling start, :func:`~trackdyn.assembly.builder._set_speed`): the hull forward at
+    ``speed``, every pin moving backwards along the loop's path at ``speed`` relative to it (the bottom strand at
+    rest), each straight element's gradient turning with its chord, ``ġ = (1 + ε) (I - t tᵀ) ḋ / |d|``."""
+    if not speed:
+        return None, None
+    from .builder import _pin_arclengths
+
+    trk = vm.geometry.tracks[side]
+    dt = 1e-6
+    s_now = _pin_arclengths(trk)
+    ahead = np.array([trk.path.point(x - speed * dt) for x in s_now])
+    rel = (ahead - trk.pins) / dt
+    nv = np.c_[speed + rel[:, 0], np.zeros(len(rel)), rel[:, 1]]
+    gv = np.zeros((mesh.n_node, 3))
+    for k, (a, b) in enumerate(mesh.conn):
+        pa, pb = mesh.position[a], mesh.position[b]
+        d = mesh.q0[b, :3] - mesh.q0[a, :3]
+        L = np.linalg.norm(d)
+        t = d / L
+        dd = nv[pb] - nv[pa]
+        g = np.linalg.norm(mesh.q0[a, 3:]) * (dd - t * (t @ dd)) / L
+        gv[a] = gv[b] = g
+    return nv, gv
 
 
 def _law(ms, weight: float = 1.0) -> tuple:
@@ -178,12 +205,10 @@ def build_ancf_vehicle(sc, sprocket: str = "teeth", points: int = ANCF_POINTS, i
         raise ValueError(f"ancf track: points = {points!r}: expected an integer >= 1 (contact points per element)")
     spec, terrain, geo, z0 = vehicle_placement(sc)
     check_terrain(terrain)
-    if sc.speed:
-        raise ValueError("ancf track: scenario.speed: the cable loop starts at rest")
     # the links builder on a copy of the geometry whose loops hold no shoes: the same hull, sprockets (turned
     # to the pins), tensioned idlers (the spring's anchor from the loop's pins) and suspension, no shoe bodies
     bare = replace(geo, tracks={s: replace(t, n_shoes=0) for s, t in geo.tracks.items()})
-    vm = build_vehicle(spec, origin=(sc.start_x, 0.0, z0), geometry=bare)
+    vm = build_vehicle(spec, origin=(sc.start_x, 0.0, z0), geometry=bare, speed=sc.speed)
     vm.geometry = geo
     m = vm.model
     sh, sus, ms = spec.shoes, spec.suspension, spec.materials
@@ -198,9 +223,12 @@ def build_ancf_vehicle(sc, sprocket: str = "teeth", points: int = ANCF_POINTS, i
     ww, sw = CONTACT_WEIGHTS["wheel"], CONTACT_WEIGHTS["sprocket"]
     cables, contacts = [], []
     for side, info in vm.sides.items():
-        cf = CableForces(track_chain(vm, side, T), f"{side}.track", pin_stiffness=sh.bending_stiffness,
+        mesh = track_chain(vm, side, T)
+        cf = CableForces(mesh, f"{side}.track", pin_stiffness=sh.bending_stiffness,
                          pin_damping=sh.bending_damping, lateral=("chassis", (0.0, 1.0, 0.0)),
-                         axial_damping=AXIAL_DAMPING).add_to(m)
+                         axial_damping=AXIAL_DAMPING)
+        nv, gv = chain_velocities(vm, side, mesh, sc.speed)
+        cf.add_to(m, node_velocity=nv, grad_velocity=gv)
         half = 0.5 * sus.wheel_width
         wheels = [CableWheel(w, sus.wheel_radius, _law(ms[sus.wheel_material], ww), half_width=half)
                   for w in info.wheels]

@@ -342,6 +342,8 @@ def _set_speed(m: Model, spec, geo: VehicleGeometry, sides, V: float):
             m.set_initial_pose(w, omega=[0.0, V / sus.wheel_radius, 0.0])
         for r in info.rollers:
             m.set_initial_pose(r, omega=[0.0, -V / spec.rollers.radius, 0.0])
+        if not trk.n_shoes:  # no shoe bodies (the ancf chain sets its own: ancf_track.chain_velocities)
+            continue
         # pins move backwards along the loop at speed V relative to the chassis (clockwise seen from +y)
         dt = 1e-6
         path = trk.path

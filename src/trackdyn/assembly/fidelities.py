@@ -545,7 +545,7 @@ class AncfFormulation:
 
     Options (``ancf.*``): ``sprocket`` (``"teeth"``, default: the tooth gaps on the pins; ``"circle"``: the pin
     circle, a friction drive) and ``points`` (contact points per element, default :data:`ANCF_POINTS`).
-    Flat ground and profile terrains along +x, from rest; its own step :data:`ANCF_STEP`.
+    Flat ground and profile terrains along +x, at rest or rolling; its own step :data:`ANCF_STEP`.
     """
 
     name = "ancf"
@@ -554,7 +554,7 @@ class AncfFormulation:
         models="each track a closed chain of ANCF cable elements (12 coordinates each, axial EA and bending EI "
                "by Gauss quadrature), one per link, sharing positions at the pins (free about them, with the "
                "links' bending spring), axial dashpots; Kelvin-Voigt contact on points of the elements; flat and "
-               "profile terrains, from rest",
+               "profile terrains",
         cost="compliant", paper="wallin-shabana-2013", default_step=ANCF_STEP,
         default_integrator=COMPLIANT_INTEGRATOR, integrators=GENERIC_INTEGRATORS, option_prefixes=(PREFIX,),
         benchmark="apc-joints", conformance_vehicle="apc", conformance=(
@@ -606,8 +606,6 @@ class AncfFormulation:
         spec, terrain = vehicle_placement(sc)[:2]
         check_materials(spec)
         check_terrain(terrain)
-        if sc.speed:
-            raise ValueError(f"scenario.speed = {sc.speed!r}: the 'ancf' fidelity starts from rest")
 
     def build(self, sc) -> Build:
         from .ancf_track import ANCF_POINTS, build_ancf_vehicle

@@ -135,7 +135,9 @@ def cable_contact(elem_body, pt_s, pt_sx, sign, top, bottom, pos, vel, R, omega_
                 if nin[0] * n[0] + nin[1] * n[1] + nin[2] * n[2] >= 0.0:
                     continue
                 delta = reach - d
-                xc = pos[bw] + ax * a + reach * n  # the contact point, on the wheel's rim offset by the face
+                # the contact point on the wheel's rim (the face touches the rim: the wheel rolls on it at its radius,
+                # not at the pin line's offset circle, which would slip by top/R of the speed)
+                xc = pos[bw] + ax * a + wheel_radius[w] * n
                 ow = omega_w[bw]
                 rc = xc - pos[bw]
                 vw = vel[bw] + np.array([ow[1] * rc[2] - ow[2] * rc[1], ow[2] * rc[0] - ow[0] * rc[2],
@@ -199,6 +201,13 @@ def cable_contact(elem_body, pt_s, pt_sx, sign, top, bottom, pos, vel, R, omega_
                         continue
                     nF = -rp / d
                     xc = C + Rarc * (rp / d)
+                    # the gap is the arc's part inside the sprocket (within the tips' circle, or the arcs' centre
+                    # circle without tips): beyond it the circle is open air, which a leaving pin must not meet
+                    rx_ = xc - pos[bs]
+                    ra = rx_ - (rx_[0] * a[0] + rx_[1] * a[1] + rx_[2] * a[2]) * a
+                    lim = sp_par[q, 6] if sp_par[q, 6] > 0.0 else sp_par[q, 1]
+                    if ra[0] ** 2 + ra[1] ** 2 + ra[2] ** 2 > lim * lim:
+                        continue
                     geo = -1.0 / d  # the concave arc turns nF the other way from a wheel
                 else:  # between gaps: the tooth tips (the addendum circle) push the pin outwards
                     Rtip = sp_par[q, 6]

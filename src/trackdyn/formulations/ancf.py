@@ -392,21 +392,26 @@ class CableForces:
         self._jD, self._jKv = np.zeros((nj, 6, 6)), np.zeros((nj, 6))
         self.pin_angle = np.zeros(nj)
 
-    def add_to(self, model, velocity=(0.0, 0.0, 0.0)) -> "CableForces":
+    def add_to(self, model, velocity=(0.0, 0.0, 0.0), node_velocity=None, grad_velocity=None) -> "CableForces":
         """Add the node and gradient bodies to ``model`` at the mesh's initial coordinates (all moving at
-        ``velocity``, m/s; gradients at rest); returns self. A pin's node body carries the lumped masses of
-        every element end it joins."""
+        ``velocity``, m/s, gradients at rest; or each node at ``node_velocity`` (n_pos, 3) and each gradient
+        changing at ``grad_velocity`` (n_node, 3), 1/s); returns self. A pin's node body carries the lumped
+        masses of every element end it joins."""
         q0, pos = self.mesh.q0, self.mesh.position
         # the idle rotations get the inertia of a ring of the body's mass at a tenth of the element length
         lk = float(np.mean(self.mesh.length))
         m_pos = np.bincount(pos, weights=self.m_r, minlength=self.mesh.n_pos)
         first = {int(a): n for n, a in reversed(list(enumerate(pos)))}
+        nv = np.tile(np.asarray(velocity, float), (self.mesh.n_pos, 1)) if node_velocity is None else \
+            np.asarray(node_velocity, float).reshape(self.mesh.n_pos, 3)
+        gv = np.zeros((self.mesh.n_node, 3)) if grad_velocity is None else \
+            np.asarray(grad_velocity, float).reshape(self.mesh.n_node, 3)
         for a in range(self.mesh.n_pos):
             model.add_body(self.node_names[a], mass=m_pos[a], inertia=np.full(3, m_pos[a] * (0.1 * lk) ** 2),
-                           pos=q0[first[a], :3], vel=velocity)
+                           pos=q0[first[a], :3], vel=nv[a])
         for k in range(self.mesh.n_node):
             model.add_body(self.grad_names[k], mass=self.m_rx[k], inertia=np.full(3, self.m_rx[k]),
-                           pos=q0[k, 3:])
+                           pos=q0[k, 3:], vel=gv[k])
         self._model = model
         # the pins' springs act about the lateral axis (in the frame of body ``lateral[0]``)
         body, axis = self._lateral
