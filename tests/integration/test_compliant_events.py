@@ -25,9 +25,11 @@ def _cli_step_climb(fidelity, out):
 
     from trackdyn.cli.main import app
 
+    # one step for links and the compliant pins (the links events' default is 2.5e-4 s, the pins' their 5e-4); the
+    # ANCF chain at its own 5e-5 s (at 5e-4 its turning elements carry a spurious axial force: ANCF_STEP)
+    step = get_formulation("ancf").info.default_step if fidelity == "ancf" else 5e-4
     args = ["event", "step-climb", "--vehicle", "apc", "--fidelity", fidelity, "--search", "values",
-            "--values", str(HEIGHT), "--step", "5e-4", "--out", str(out), "--json"]
-    # one step for every fidelity (the links events' default is 2.5e-4 s, the compliant fidelities' their 5e-4)
+            "--values", str(HEIGHT), "--step", f"{step:g}", "--out", str(out), "--json"]
     for k, v in SHORT.items():
         args += ["--set", f"{k}={v}"]
     r = CliRunner().invoke(app, args)
@@ -48,13 +50,7 @@ def test_there_are_compliant_fidelities():
     assert {"penalty", "bushing"} <= set(COMPLIANT)
 
 
-#: known failures, each with its documented reason; strict, so a fix shows up as an unexpected pass
-KNOWN = {"ancf": "the ANCF chain stalls torque-limited with zero slip at the 0.3 m step (links climbs it): "
-                 "a jam between the sprocket and the edge, not yet diagnosed (docs/joints/ancf.md, Left)"}
-
-
-@pytest.mark.parametrize("fidelity", [pytest.param(f, marks=pytest.mark.xfail(strict=True, reason=KNOWN[f]))
-                                      if f in KNOWN else f for f in COMPLIANT])
+@pytest.mark.parametrize("fidelity", COMPLIANT)
 def test_step_climb_runs_on_every_compliant_fidelity(fidelity, reference, tmp_path):
     res = _cli_step_climb(fidelity, tmp_path / fidelity)
     (trial,), (ref,) = res["trials"], reference["trials"]
@@ -63,8 +59,9 @@ def test_step_climb_runs_on_every_compliant_fidelity(fidelity, reference, tmp_pa
     assert trial["passed"] and trial["stop_reason"] == "success", trial
     assert trial["t_success_s"] == pytest.approx(ref["t_success_s"], abs=0.3)
     # the track tension the event reads at the end of the settle window (from the pins' own forces on
-    # the compliant fidelities, from the joint reactions on links): the same loop, pins stretched by T/k
-    assert res["itt_N"] == pytest.approx(reference["itt_N"], rel=0.02)
+    # the compliant fidelities, from the joint reactions on links): the same loop, pins stretched by T/k; the ANCF
+    # chain's from its elements' EA ε, on its own contact points (measured +3.6 %: docs/joints/ancf.md)
+    assert res["itt_N"] == pytest.approx(reference["itt_N"], rel=0.06 if fidelity == "ancf" else 0.02)
     assert res["itt_N"] != reference["itt_N"]
     # the trial folder is a finished results folder with the pins' tension series
     folder = tmp_path / fidelity / "trials" / f"h{HEIGHT:.4f}"

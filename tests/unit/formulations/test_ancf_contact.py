@@ -293,3 +293,15 @@ def test_the_tooth_tip_matrix_is_its_jacobian():
     m, cf, cc, s = _pin_in_gap(law=(2e7, 0.0, 0.0, 0.01), along=(1.0, 0.0, 0.0), tip=TIP,
                                at=(TIP + 0.015 - 0.002) * BETWEEN)  # 2 mm onto the tooth's tip
     _sprocket_matrix_is_its_jacobian(s, cf, cc, s.initial_state().q.copy())
+
+
+def test_a_pin_leaving_its_gap_outwards_is_free():
+    # the gap is the arc's part inside the sprocket: a pin beyond the tips on the gap's line, 2 mm into the arc
+    # circle's outer half (0.376 m from the axis, the circle reaching 0.389 m), meets nothing; in the root it
+    # is held (0.228 m, 2 mm into the arc)
+    for r, held in ((0.3 + 0.089 - 0.015 + 0.002, False), (0.3 - 0.089 + 0.015 - 0.002, True)):
+        m, cf, cc, s = _pin_in_gap(tip=TIP, at=(0.0, 0.0, -r), gravity=(0.0, 0.0, 0.0))
+        st = s.initial_state()
+        s.update_kinematics(st.q, st.v)
+        s.eval_forces(0.0, st.v, 0.0, 0.0, np.zeros(s.pattern.nnz), st)
+        assert (np.linalg.norm(cc.sp_force) > 0) == held, r
