@@ -246,7 +246,6 @@ def test_ride_statistics_match_the_stored_trace(tmp_path):
     (lambda: E.run_event("wading"), "unknown event"),
     (lambda: E.run_event("ride", wheels=3), "unknown option"),
     (lambda: E.step_climb("m113", fidelity="fem"), "fidelity"),
-    (lambda: E.gap_crossing("apc", fidelity="ancf"), "starts from rest"),
     (lambda: E.half_round("m113", fidelity="ancf"), "Kelvin-Voigt"),
 ])
 def test_bad_event_options_are_refused_before_running(call, msg):
