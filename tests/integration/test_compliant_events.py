@@ -25,9 +25,9 @@ def _cli_step_climb(fidelity, out):
 
     from trackdyn.cli.main import app
 
-    # one step for links and the compliant pins (the links events' default is 2.5e-4 s, the pins' their 5e-4); the
-    # ANCF chain at its own 5e-5 s (at 5e-4 its turning elements carry a spurious axial force: ANCF_STEP)
-    step = get_formulation("ancf").info.default_step if fidelity == "ancf" else 5e-4
+    # each fidelity at its own default step (5e-4 s for links and the compliant pins; the links events' default is
+    # 2.5e-4 s; the ANCF chain's 5e-5 s: at 5e-4 its turning elements carry a spurious axial force, ANCF_STEP)
+    step = get_formulation(fidelity).info.default_step
     args = ["event", "step-climb", "--vehicle", "apc", "--fidelity", fidelity, "--search", "values",
             "--values", str(HEIGHT), "--step", f"{step:g}", "--out", str(out), "--json"]
     for k, v in SHORT.items():

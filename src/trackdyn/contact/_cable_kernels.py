@@ -442,6 +442,24 @@ def _profile_nearest(qx, qz, px, pz, reach):
 
 
 @jit
+def _record_contact(nc, e, w, F, Kx, Kv, elem_body, f, ground_force, c_el, c_w, c_K):
+    """Contact ``nc`` of element ``e`` at the shape weights ``w`` (4): its force ``F`` on the element's four
+    bodies (``w_i F``) and, reacted, on the ground; the element, the weights and the Jacobians kept for
+    :func:`cable_weighted_scatter`."""
+    c_el[nc] = e
+    for i in range(4):
+        c_w[nc, i] = w[i]
+        b = elem_body[e, i]
+        for c in range(3):
+            f[b, c] += w[i] * F[c]
+    for i in range(3):
+        ground_force[i] -= F[i]
+        for j in range(3):
+            c_K[nc, 0, i, j] = Kx[i, j]
+            c_K[nc, 1, i, j] = Kv[i, j]
+
+
+@jit
 def cable_profile_contact(elem_body, length, pt_s, pt_sx, sign, bottom, pos, vel, R, lat_body, lat_axis_b, px, pz,
                           vx, vz, vnx, vnz, law, edge_law, reach, f, ground_force, c_el, c_w, c_K, c_kxv):
     """The cable's pads against a profile terrain (a polyline (px, pz) in the world x-z plane, x
@@ -472,6 +490,7 @@ def cable_profile_contact(elem_body, length, pt_s, pt_sx, sign, bottom, pos, vel
     Kv = np.zeros((3, 3))
     nrm = np.zeros(3)
     V = np.zeros(3)
+    rx = np.zeros(3)
     for e in range(n_el):
         na, ga, nb_, gb = elem_body[e, 0], elem_body[e, 1], elem_body[e, 2], elem_body[e, 3]
         for p in range(n_pt):
@@ -480,7 +499,7 @@ def cable_profile_contact(elem_body, length, pt_s, pt_sx, sign, bottom, pos, vel
                 b = elem_body[e, i]
                 P0 += pt_s[p, i] * pos[b, 0]
                 P2 += pt_s[p, i] * pos[b, 2]
-            rx = np.zeros(3)
+            rx[:] = 0.0
             for i in range(4):
                 b = elem_body[e, i]
                 for c in range(3):
@@ -523,17 +542,7 @@ def cable_profile_contact(elem_body, length, pt_s, pt_sx, sign, bottom, pos, vel
                 dF = -(Kx[i, 0] * nrm[0] + Kx[i, 1] * nrm[1] + Kx[i, 2] * nrm[2]) * ddel
                 for m in range(4):
                     c_kxv[nc, m, i] = pt_s[p, m] * dF
-            c_el[nc] = e
-            for i in range(4):
-                c_w[nc, i] = pt_s[p, i]
-                b = elem_body[e, i]
-                for c in range(3):
-                    f[b, c] += pt_s[p, i] * F[c]
-            for i in range(3):
-                ground_force[i] -= F[i]
-                for j in range(3):
-                    c_K[nc, 0, i, j] = Kx[i, j]
-                    c_K[nc, 1, i, j] = Kv[i, j]
+            _record_contact(nc, e, pt_s[p], F, Kx, Kv, elem_body, f, ground_force, c_el, c_w, c_K)
             nc += 1
         # the convex vertices against the pad line of this element (straight from pin to pin)
         ax_, az_ = pos[na, 0], pos[na, 2]
@@ -645,17 +654,8 @@ def cable_profile_contact(elem_body, length, pt_s, pt_sx, sign, bottom, pos, vel
                 for m in range(4):
                     for i in range(3):
                         c_kxv[nc, m, i] = wts[m] * ext[i] + dws[m] * xid * F[i]
-                c_el[nc] = e
-                c_w[nc, 0], c_w[nc, 1], c_w[nc, 2], c_w[nc, 3] = w0, w1, w2, w3
-                for i in range(4):
-                    b = elem_body[e, i]
-                    for c in range(3):
-                        f[b, c] += c_w[nc, i] * F[c]
-                for i in range(3):
-                    ground_force[i] -= F[i]
-                    for jj in range(3):
-                        c_K[nc, 0, i, jj] = Kx[i, jj]
-                        c_K[nc, 1, i, jj] = Kv[i, jj]
+                _record_contact(nc, e, np.array([w0, w1, w2, w3]), F, Kx, Kv, elem_body, f, ground_force, c_el,
+                                c_w, c_K)
                 nc += 1
             j += 1
     return nc

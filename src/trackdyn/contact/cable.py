@@ -179,6 +179,7 @@ class CableContact:
         body, axis = self._lateral
         self.lat_body = -1 if body is None else idx[body]
         self.lat_axis_b = np.asarray(axis, float)
+        self._kxv_scratch = np.zeros((len(system.body_names), 6))  # a system without Kxv (its terms dropped)
 
     def initial_extra(self) -> dict:
         return {}
@@ -199,12 +200,12 @@ class CableContact:
             if ctx.data is not None:
                 CK.cable_weighted_scatter(self.elem_body, self.c_el, self.c_w, self.c_K, self.c_kxv, self.n_profile,
                                           k.vel, float(ctx.cK), float(ctx.cD), self.slot, ctx.data, ctx.Dv,
-                                          ctx.Kxv if ctx.Kxv is not None else np.zeros_like(ctx.Dv))
+                                          ctx.Kxv if ctx.Kxv is not None else self._kxv_scratch)
         if ctx.data is None:
             return
         CK.cable_contact_scatter(self.elem_body, self.pt_s, self.Kpp, self.n_active, self.wheel_hits, self.Kw,
                                  k.vel, float(ctx.cK), float(ctx.cD), self.slot, ctx.data, ctx.Dv,
-                                 ctx.Kxv if ctx.Kxv is not None else np.zeros_like(ctx.Dv))
+                                 ctx.Kxv if ctx.Kxv is not None else self._kxv_scratch)
 
     def commit(self, state) -> None:
         pass

@@ -182,6 +182,12 @@ def joint_bending(pairs, q, qd, axis, theta0, k, c, F, K, D, Kv, theta):
     gx = np.empty(6)
     sx = np.empty(6)
     cx = np.empty(6)
+    v = np.empty(6)
+    H = np.empty((6, 6))
+    # [a]x, constant over the pairs
+    ax = np.zeros((3, 3))
+    ax[0, 1], ax[0, 2], ax[1, 2] = -axis[2], axis[1], -axis[0]
+    ax[1, 0], ax[2, 0], ax[2, 1] = axis[2], -axis[1], axis[0]
     for p in range(pairs.shape[0]):
         gi = q[pairs[p, 0], 3:6].copy()
         gj = q[pairs[p, 1], 3:6].copy()
@@ -202,7 +208,6 @@ def joint_bending(pairs, q, qd, axis, theta0, k, c, F, K, D, Kv, theta):
             cx[3 + r] = gi[r]
         for r in range(6):
             gx[r] = (cc * sx[r] - s * cx[r]) / rho
-        v = np.empty(6)
         for r in range(3):
             v[r] = qd[pairs[p, 0], 3 + r]
             v[3 + r] = qd[pairs[p, 1], 3 + r]
@@ -210,7 +215,6 @@ def joint_bending(pairs, q, qd, axis, theta0, k, c, F, K, D, Kv, theta):
         for r in range(6):
             rate += gx[r] * v[r]
         # θ_xx = [s_x c_xᵀ... ] : (c_y s_x + c H_s - s_y c_x - s H_c)/ρ - 2 θ_x (s s_y + c c_y)ᵀ/ρ, symmetrised
-        H = np.zeros((6, 6))
         for r in range(6):
             for t in range(6):
                 H[r, t] = (cx[t] * sx[r] - sx[t] * cx[r]) / rho - 2.0 * gx[r] * (s * sx[t] + cc * cx[t]) / rho
@@ -218,9 +222,6 @@ def joint_bending(pairs, q, qd, axis, theta0, k, c, F, K, D, Kv, theta):
             H[r, 3 + r] -= s / rho
             H[3 + r, r] -= s / rho
         # H_s: ∂²s/∂g_i∂g_jᵀ = -[a]x (s = g_iᵀ (g_j x a) = -g_iᵀ [a]x g_j)
-        ax = np.zeros((3, 3))
-        ax[0, 1], ax[0, 2], ax[1, 2] = -axis[2], axis[1], -axis[0]
-        ax[1, 0], ax[2, 0], ax[2, 1] = axis[2], -axis[1], axis[0]
         for r in range(3):
             for t in range(3):
                 H[r, 3 + t] -= cc * ax[r, t] / rho
@@ -274,15 +275,20 @@ def element_dashpot(pairs, q, qd, c, F, D, Kv):
     positions ``q[:, :3]``, rates ``qd[:, :3]``): on the end ``F = -c ė t``, on the start ``+c ė t``, ``ė = (v_b -
     v_a)·t``. ``D = ∂F/∂v`` (n, 6, 6) and, for the right-hand side, ``Kv`` (n, 6) the force's position
     derivative along the velocities (the chord's turn)."""
+    t = np.empty(3)
+    v = np.empty(3)
+    td = np.empty(3)
     for k in range(pairs.shape[0]):
         a, b = pairs[k, 0], pairs[k, 1]
         d0, d1, d2 = q[b, 0] - q[a, 0], q[b, 1] - q[a, 1], q[b, 2] - q[a, 2]
         L = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
-        t = np.array([d0 / L, d1 / L, d2 / L])
-        v = np.array([qd[b, 0] - qd[a, 0], qd[b, 1] - qd[a, 1], qd[b, 2] - qd[a, 2]])
+        for r in range(3):
+            t[r] = (q[b, r] - q[a, r]) / L
+            v[r] = qd[b, r] - qd[a, r]
         e = v[0] * t[0] + v[1] * t[1] + v[2] * t[2]
         # the chord's turn along v: ṫ = (I - t tᵀ) v / L
-        td = (v - e * t) / L
+        for r in range(3):
+            td[r] = (v[r] - e * t[r]) / L
         ed = v[0] * td[0] + v[1] * td[1] + v[2] * td[2]  # ė's change through t
         for r in range(3):
             fb = -c * e * t[r]

@@ -454,6 +454,7 @@ class CableForces:
             gl = 6 * self.pair_body[p][np.arange(6) // 3] + np.arange(6) % 3
             self.pair_slot[p, iu, ju] = system.pattern.slots(gl[iu], gl[ju])
         self.lat_index = -1 if self._lat_body is None else index[self._lat_body]
+        self._kxv_scratch = np.zeros((len(system.body_names), 6))  # a system without Kxv (its terms dropped)
         ne = len(self._dF)
         self.dash_body = np.ascontiguousarray(self.node_body[self.mesh.conn]) if ne else np.zeros((0, 2), np.int64)
         self.dash_slot = np.full((ne, 6, 6), -1, dtype=np.int64)
@@ -480,7 +481,7 @@ class CableForces:
         ctx.f[self.grad_body, :3] += self.grad_gravity
         if len(self.pin_angle) or len(self._dF):
             AK.cable_gather(self.node_body, self.grad_body, ctx.kin.vel, self.qd)
-        kxv = ctx.Kxv if ctx.Kxv is not None else ctx.Dv * 0.0
+        kxv = ctx.Kxv if ctx.Kxv is not None else self._kxv_scratch
         if len(self._dF):
             AK.element_dashpot(m.conn, self.q, self.qd, self.axial_c, self._dF, self._dD, self._dKv)
             AK.pair_scatter(self.dash_body, self._dF, self._dK, self._dD, self._dKv, ctx.kin.vel, self.dash_slot,
