@@ -139,6 +139,31 @@ def cable_gather(node_body, grad_body, pos, q):
 
 
 @jit
+def cable_predict(q, qd, h, qp):
+    """The predicted coordinates ``qp = q + h qd`` (n_node, 6) of a linearised step's end (:class:`CableForces`)."""
+    for n in range(q.shape[0]):
+        for a in range(6):
+            qp[n, a] = q[n, a] + h * qd[n, a]
+
+
+@jit
+def cable_shift(conn, qd, h, Ke, Qe):
+    """``Qe[k] -= h ½(Ke[k] + Ke[k]ᵀ) ė_k``: the elements' forces at a predicted position ``q + h qd`` brought
+    back to the step's start along the linearisation the Newton matrix holds (the symmetric part of ``Ke``,
+    as :func:`cable_scatter` puts there), ``ė_k`` the element's twelve coordinate rates from ``qd``."""
+    e = np.empty(12)
+    for k in range(conn.shape[0]):
+        for side in range(2):
+            for a in range(6):
+                e[6 * side + a] = qd[conn[k, side], a]
+        for a in range(12):
+            acc = 0.0
+            for b in range(12):
+                acc += 0.5 * (Ke[k, a, b] + Ke[k, b, a]) * e[b]
+            Qe[k, a] -= h * acc
+
+
+@jit
 def cable_scatter(elem_body, Qe, Ke, slot, cK, f, data):
     """Add the elements' forces ``Qe`` (n_el, 12) into the bodies' translational rows of ``f`` (nb, 6) and
     ``-cK ∂Q/∂q`` into the Newton matrix values ``data`` through ``slot`` (n_el, 12, 12; upper triangle,

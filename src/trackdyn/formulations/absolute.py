@@ -58,6 +58,10 @@ class ForceContext:
     contact shear spring acts on ``P H + hist_weight · h · v_t`` (1 for Euler;
     θ for the θ-method, so the spring's force is the θ-weighted mean of the
     step's two ends) while the stored history still advances by ``h v_t``.
+    ``linearized_step`` is True when the step is one linear solve with ``q^{l+1} = q^l ⊕ h v^{l+1}`` and
+    forces linearised about the step's start (Euler implicit linearised): a provider may then evaluate its
+    force at a predicted end ``q_p = q^l + h v^l`` and return ``f(q_p) - h K_p v^l`` with ``K_p`` in the
+    matrix, the same linearisation for a linear force and exact to O(h²|Δv|²) for a nonlinear one.
     """
 
     t: float
@@ -71,6 +75,7 @@ class ForceContext:
     cD: float
     Kxv: np.ndarray | None = None
     hist_weight: float = 1.0
+    linearized_step: bool = False
 
 
 class ForceProvider(Protocol):
@@ -473,11 +478,11 @@ class AbsoluteSystem:
         return phi
 
     def eval_forces(self, t: float, v, cK: float, cD: float, data, state: State | None = None, h: float = 0.0,
-                    hist_weight: float = 1.0):
+                    hist_weight: float = 1.0, linearized_step: bool = False):
         """f (nb, 6), Dv (nb, 6) and ``-cK ∂f/∂q - cD ∂f/∂v`` into ``data``.
 
-        ``state``, ``h`` and ``hist_weight`` are passed to force providers (contact history, see
-        :class:`ForceContext`).
+        ``state``, ``h``, ``hist_weight`` and ``linearized_step`` are passed to force providers (contact
+        history, predicted linearisation; see :class:`ForceContext`).
         """
         self.Dv[:] = 0.0
         self.Kxv[:] = 0.0
@@ -494,7 +499,8 @@ class AbsoluteSystem:
             self._eval_elements(t, v, cK, cD, data)
         if self.providers:
             t0 = time.perf_counter()
-            ctx = ForceContext(t, h, state, self.kin, self.f, self.Dv, data, cK, cD, self.Kxv, hist_weight)
+            ctx = ForceContext(t, h, state, self.kin, self.f, self.Dv, data, cK, cD, self.Kxv, hist_weight,
+                               linearized_step)
             for prov in self.providers:
                 prov.accumulate(ctx)
             self.provider_time += time.perf_counter() - t0

@@ -363,8 +363,10 @@ class CableForces:
     """
 
     def __init__(self, mesh: CableMesh, name: str = "cable", pin_stiffness: float = 0.0, pin_damping: float = 0.0,
-                 lateral=(None, (0.0, 1.0, 0.0)), pin_free_angle=0.0, axial_damping: float = 0.0):
+                 lateral=(None, (0.0, 1.0, 0.0)), pin_free_angle=0.0, axial_damping: float = 0.0,
+                 predictor: bool = True):
         self.mesh = mesh
+        self.predictor = bool(predictor)
         self.axial_c = float(axial_damping)
         if not self.axial_c >= 0:
             raise ValueError(f"CableForces: axial_damping = {axial_damping!r}: expected a number >= 0")
@@ -384,6 +386,7 @@ class CableForces:
         self._model = None
         self.q = np.zeros((mesh.n_node, 6))
         self.qd = np.zeros((mesh.n_node, 6))
+        self._qp = np.zeros((mesh.n_node, 6))
         self.tension = np.zeros(mesh.n_el)
         self._no_data = np.zeros(0)
         _, self._sx_mid, _ = (np.asarray(a) for a in AK.hermite(0.5, 1.0))
@@ -475,12 +478,18 @@ class CableForces:
     def accumulate(self, ctx) -> None:
         m = self.mesh
         AK.cable_gather(self.node_body, self.grad_body, ctx.kin.pos, self.q)
-        AK.cable_elastic(m.conn, self.q, m.length, m.EA, m.EI, m.gauss_x, m.gauss_w, m._Qe, m._Ke, m._U)
+        predict = self.predictor and ctx.data is not None and ctx.linearized_step and ctx.h > 0
+        if predict or len(self.pin_angle) or len(self._dF):
+            AK.cable_gather(self.node_body, self.grad_body, ctx.kin.vel, self.qd)
+        if predict:  # linearised about the predicted end q + h q̇ (ForceContext.linearized_step)
+            AK.cable_predict(self.q, self.qd, float(ctx.h), self._qp)
+            AK.cable_elastic(m.conn, self._qp, m.length, m.EA, m.EI, m.gauss_x, m.gauss_w, m._Qe, m._Ke, m._U)
+            AK.cable_shift(m.conn, self.qd, float(ctx.h), m._Ke, m._Qe)
+        else:
+            AK.cable_elastic(m.conn, self.q, m.length, m.EA, m.EI, m.gauss_x, m.gauss_w, m._Qe, m._Ke, m._U)
         data = ctx.data if ctx.data is not None else self._no_data
         AK.cable_scatter(self.elem_body, m._Qe, m._Ke, self.slot, float(ctx.cK), ctx.f, data)
         ctx.f[self.grad_body, :3] += self.grad_gravity
-        if len(self.pin_angle) or len(self._dF):
-            AK.cable_gather(self.node_body, self.grad_body, ctx.kin.vel, self.qd)
         kxv = ctx.Kxv if ctx.Kxv is not None else self._kxv_scratch
         if len(self._dF):
             AK.element_dashpot(m.conn, self.q, self.qd, self.axial_c, self._dF, self._dD, self._dKv)
