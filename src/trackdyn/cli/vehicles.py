@@ -26,7 +26,10 @@ def _load(name_or_file):
 
 
 def _summary(spec) -> dict:
+    if spec.running_gear == "wheels":
+        return _wheeled_summary(spec)
     out = {"name": spec.name, "description": spec.description, "chassis_mass_kg": spec.chassis.mass,
+           "running_gear": "tracks",
            "road_wheels_per_side": len(spec.suspension.stations), "rollers_per_side": len(spec.rollers.locations)}
     try:
         g = vehicle_geometry(spec)
@@ -35,6 +38,22 @@ def _summary(spec) -> dict:
         out["track_length_m"] = {s: round(t.n_shoes * spec.shoes.pitch, 4) for s, t in g.tracks.items()}
         out["geometry"] = "ok"
     except GeometryError as err:
+        out["geometry"] = f"invalid: {err}"
+    return out
+
+
+def _wheeled_summary(spec) -> dict:
+    """A wheeled vehicle's row: wheels per side, static wheel loads and tyre deflections of its design pose."""
+    from ..assembly.wheeled import static_loads
+
+    out = {"name": spec.name, "description": spec.description, "chassis_mass_kg": spec.chassis.mass,
+           "running_gear": "wheels", "wheels_per_side": len(spec.wheels.stations)}
+    try:
+        loads = static_loads(spec)
+        out["static_wheel_load_N"] = {"left": loads[0].round(1).tolist(), "right": loads[1].round(1).tolist()}
+        out["static_tyre_deflection_m"] = round(float(loads.mean()) / spec.tyre.stiffness, 6)
+        out["geometry"] = "ok"
+    except ValueError as err:
         out["geometry"] = f"invalid: {err}"
     return out
 
@@ -48,6 +67,10 @@ def register(app: typer.Typer) -> None:
             print_json({"vehicles": rows})
             return
         for r in rows:
+            if r["running_gear"] == "wheels":
+                typer.echo(f"{r['name']:10s} {r['chassis_mass_kg']:8.0f} kg chassis, {r['wheels_per_side']} wheels/side "
+                           f"on tyres, no track  {r['description']}")
+                continue
             shoes = "/".join(str(v) for v in r.get("shoes", {}).values())
             typer.echo(f"{r['name']:10s} {r['chassis_mass_kg']:8.0f} kg chassis, {r['road_wheels_per_side']} road "
                        f"wheels/side, shoes {shoes or '-'}  {r['description']}")
@@ -81,7 +104,10 @@ def register(app: typer.Typer) -> None:
                 out["errors"] = [{"field": "geometry", "value": None, "reason": summ["geometry"]}]
             print_json(out)
         else:
-            if valid:
+            if valid and summ["running_gear"] == "wheels":
+                typer.echo(f"{spec.name}: valid; {summ['wheels_per_side']} wheels/side, static tyre deflection "
+                           f"{summ['static_tyre_deflection_m']} m")
+            elif valid:
                 typer.echo(f"{spec.name}: valid; shoes {summ['shoes']}, idler shift {summ['idler_shift_m']} m")
             else:
                 typer.echo(f"{spec.name}: {summ['geometry']}", err=True)

@@ -619,6 +619,11 @@ class VehicleSpec(SpecModel):
             raise ValueError("; ".join(problems))
         return self
 
+    @property
+    def running_gear(self) -> str:
+        """``"tracks"`` (a :class:`~trackdyn.spec.wheeled.WheeledVehicleSpec` says ``"wheels"``)."""
+        return "tracks"
+
     # ---------------------------------------------------------------- editing
     def replace(self, changes: dict | None = None, **kw) -> "VehicleSpec":
         """A new, validated spec with ``changes`` applied; keys are dotted paths.
@@ -659,13 +664,27 @@ def _set_path(data, path: str, value):
             cur = cur[key]
 
 
-def validate_spec(data, source: str | None = None, base=None) -> VehicleSpec:
+def validate_spec(data, source: str | None = None, base=None):
     """Validate a mapping as a VehicleSpec; raise :class:`SpecError` listing every problem.
+
+    A mapping with a ``wheels`` table is a wheeled vehicle
+    (:class:`~trackdyn.spec.wheeled.WheeledVehicleSpec`); one that has both ``wheels`` and a table of a
+    track's running gear is refused, naming them.
 
     ``base``: the folder against which relative file references (``chassis.hull = "hull.obj"``) resolve (a path
     or an ``importlib.resources`` traversable); default the working directory.
     """
+    cls = VehicleSpec
+    if isinstance(data, dict) and "wheels" in data:
+        from .wheeled import TRACK_SECTIONS, WheeledVehicleSpec
+
+        both = [k for k in TRACK_SECTIONS if k in data]
+        if both:
+            raise SpecError([("wheels", _WHOLE, f"a vehicle runs on wheels or on tracks, not both: remove "
+                                                f"[wheels] or the track's {', '.join(f'[{k}]' for k in both)}")],
+                            source)
+        cls = WheeledVehicleSpec
     try:
-        return VehicleSpec.model_validate(data, context={"base": base})
+        return cls.model_validate(data, context={"base": base})
     except ValidationError as err:
         raise SpecError.from_validation(err, source) from None
