@@ -24,6 +24,23 @@ a saturating curve with initial slope ``μ F_z / κ_ref`` (the tyre's slip
 stiffness per unit load) and limit ``μ F_z``; ``v_min`` keeps κ defined at a
 standstill.
 
+On a vehicle (:class:`TerrainTyres`, the wheels of a
+:class:`~trackdyn.spec.wheeled.WheeledVehicleSpec`) the wheel also slides
+sideways, and the law is applied to the slip *vector* (isotropic combined
+slip, a friction circle of radius ``μ F_z``)::
+
+    σ = (ω R - v_x, -v_y) / max(|v_x|, |ω R|, v_min)
+    (F_l, F_t) = μ F_z tanh(|σ| / κ_ref) σ / |σ|
+
+with ``v_x``, ``v_y`` the wheel centre's velocity along the wheel's heading
+``l`` and its axle ``t`` (both horizontal: ``l = a × e_z / |a × e_z|`` for the
+axle ``a``) and ``ω`` the spin about the axle. With no side slip,
+``σ = (κ, 0)`` and ``F_l`` is the longitudinal law above; the horizontal
+force acts at the contact point, ``R`` below the centre. The road
+is then the scenario's terrain under the wheel centre (flat ground or a
+profile terrain, :func:`terrain_table`), and the force comes with its exact
+Newton-matrix Jacobian (:mod:`trackdyn.contact._tyre_kernels`).
+
 The road is a sum of sines ``z_r(s) = w(s) Σ_k A_k sin(κ_k s + φ_k)`` faded in
 over ``fade`` metres by ``w(s) = (1 - cos(π s / fade)) / 2`` (so a run starts at
 rest on level ground). :func:`iso8608_road` draws one realisation of an ISO
@@ -39,7 +56,8 @@ import numpy as np
 
 from ..mbs.markers import body_points
 
-__all__ = ["TyreForces", "iso8608_road", "longitudinal_force", "road_height", "vertical_force"]
+__all__ = ["TyreForces", "TerrainTyres", "terrain_table", "iso8608_road", "longitudinal_force", "road_height",
+           "vertical_force", "TABLE_SPACING"]
 
 #: ISO 8608 (1995) geometric-mean displacement PSD G_d(n0) at n0 = 0.1 cycle/m, m³, per road class
 ISO8608_GD = {"A": 16e-6, "B": 64e-6, "C": 256e-6, "D": 1024e-6, "E": 4096e-6}
@@ -162,3 +180,133 @@ class TyreForces:
 
     def series(self):
         return {f"{self.name}[{e}].force.z": (self.fz, e) for e in range(len(self.body))}
+
+
+#: Sampling interval of a profile terrain's height table for :class:`TerrainTyres`, m: the table is exact at
+#: its samples and linear between them (a RandomRoad is itself linear between its 0.05 m samples; an arc of
+#: radius r is off by at most spacing² / (8 r), 1.25e-7 m on the 1 m radius of a half-round).
+TABLE_SPACING = 1e-3
+
+
+def terrain_table(terrain, spacing: float = TABLE_SPACING):
+    """``(origin (2,), u (2,), table_s, table_z)``: a terrain's height as a table along a straight path.
+
+    Flat ground: one level. A :class:`~trackdyn.terrain.base.ProfileTerrain` (profile pieces on flat ground,
+    what the events and the ``terrain.road`` option build): its exact heights every ``spacing`` m along its
+    path, level beyond. Other terrains (meshes, inclines, composites, Winkler ground) are refused with a
+    ValueError naming them: the point tyre pushes along world z and its ground is rigid.
+    """
+    from ..terrain.base import Plane, ProfileTerrain
+    from ..materials import WINKLER
+
+    kind = getattr(getattr(terrain, "material", None), "kind", None)
+    if kind == WINKLER:
+        raise ValueError("terrain: Winkler ground; the point tyre runs on rigid ground only (terrain.ground = 'rigid')")
+    if isinstance(terrain, Plane):
+        if not terrain.is_flat:
+            raise ValueError(f"terrain: an inclined Plane (normal {terrain.normal.tolist()}); the point tyre's "
+                             "vertical law needs level ground or a profile terrain on it")
+        z = float(terrain.point[2])
+        return np.zeros(2), np.array([1.0, 0.0]), np.array([0.0, 1.0]), np.array([z, z])
+    if isinstance(terrain, ProfileTerrain):
+        ch = terrain.chain
+        s0 = float(np.min(ch.prim_smax)) - 1.0
+        s1 = float(np.max(ch.prim_smin)) + 1.0
+        if not s1 > s0:
+            s0, s1 = -1.0, 1.0
+        n = int(math.ceil((s1 - s0) / spacing)) + 1
+        ts = np.linspace(s0, s1, n)
+        tz = terrain.height_along(ts)
+        if not np.all(np.isfinite(tz)):
+            raise ValueError("terrain: the profile terrain has no height at some points of its path")
+        return terrain.origin[:2].copy(), terrain.u[:2].copy(), ts, np.ascontiguousarray(tz, dtype=float)
+    raise ValueError(f"terrain: a {type(terrain).__name__}; the point tyre runs on flat ground and profile "
+                     "terrains (Flat plus profile pieces: bumps, roads, obstacles)")
+
+
+class TerrainTyres:
+    """Force provider: a point tyre (module docstring) under every wheel body, on a terrain, with its Jacobian.
+
+    Parameters
+    ----------
+    wheels : sequence of int
+        Body indices of the wheels; each wheel's centre is its centre of mass and its axle its body y axis.
+    names : sequence of str
+        The wheels' names: series ``NAME.tyre.force.{x,y,z}`` (N, world, on the wheel), ``NAME.tyre.deflection``
+        (m), ``NAME.tyre.slip`` (κ, longitudinal) and ``NAME.tyre.slip_lateral``.
+    terrain : Terrain
+        Flat ground or a profile terrain (:func:`terrain_table`).
+    radius, stiffness, damping, friction, slip_ref, v_min : float
+        R (m), k (N/m), c (N s/m), μ, κ_ref, v_min (m/s) of the law.
+
+    The forces act on the wheels alone (each a one-body element against the ground), so their Jacobians sit
+    in the wheels' diagonal blocks of the Newton matrix (``coupling_pairs`` is empty).
+    """
+
+    name = "tyres"
+
+    def __init__(self, wheels, names, terrain, radius, stiffness, damping, friction, slip_ref, v_min=0.1):
+        from ..errors import check_number
+
+        self.body = np.ascontiguousarray(wheels, dtype=np.int64)
+        self.names = list(names)
+        if len(self.names) != len(self.body):
+            raise ValueError(f"TerrainTyres: {len(self.body)} wheels but {len(self.names)} names")
+        self.radius = check_number("tyre.radius", radius, positive=True)
+        self.k = check_number("tyre.stiffness", stiffness, positive=True)
+        self.c = check_number("tyre.damping", damping, nonneg=True)
+        self.mu = check_number("tyre.friction", friction, positive=True)
+        self.slip_ref = check_number("tyre.slip_ref", slip_ref, positive=True)
+        self.v_min = check_number("tyre.v_min", v_min, positive=True)
+        self.origin, self.u, self.table_s, self.table_z = terrain_table(terrain)
+        n = len(self.body)
+        self.Q = np.zeros((n, 12))
+        self.Kx = np.zeros((n, 12, 12))
+        self.Kv = np.zeros((n, 12, 12))
+        self.out = np.zeros((n, 6))
+        self._scratch = [np.zeros((3, 12)) for _ in range(5)]
+        self.elem = np.column_stack([np.full(n, -1, dtype=np.int64), self.body])
+        self.slot = None
+
+    def coupling_pairs(self):
+        return []
+
+    def bind(self, system):
+        self.slot = np.array([system.pattern.element_slots(b) for b in self.elem])
+
+    def initial_extra(self):
+        return {}
+
+    def evaluate(self, kin):
+        """Forces and Jacobians of the state in ``kin`` into ``Q``, ``Kx``, ``Kv`` and ``out``."""
+        from ._tyre_kernels import tyre_batch
+
+        tyre_batch(self.body, kin.R, kin.pos, kin.vel, kin.omega_w, self.radius, self.k, self.c, self.mu,
+                   self.slip_ref, self.v_min, self.origin, self.u, self.table_s, self.table_z, self.Q, self.Kx,
+                   self.Kv, self.out, *self._scratch)
+
+    def accumulate(self, ctx):
+        from ..mbs import _force_kernels as FK
+
+        self.evaluate(ctx.kin)
+        if ctx.data is None:
+            return
+        FK.scatter_elements(self.elem, self.Q, self.Kx, self.Kv, self.slot, ctx.cK, ctx.cD, ctx.state.v, ctx.f,
+                            ctx.data, ctx.Dv, ctx.Kxv if ctx.Kxv is not None else np.zeros_like(ctx.Dv))
+
+    def commit(self, state):
+        pass
+
+    def loads(self) -> np.ndarray:
+        """Vertical tyre forces (N) of the last evaluation, one per wheel."""
+        return self.out[:, 2].copy()
+
+    def series(self):
+        out = {}
+        for e, nm in enumerate(self.names):
+            for k, ax in enumerate("xyz"):
+                out[f"{nm}.tyre.force.{ax}"] = (self.out[:, k], e)
+            out[f"{nm}.tyre.deflection"] = (self.out[:, 3], e)
+            out[f"{nm}.tyre.slip"] = (self.out[:, 4], e)
+            out[f"{nm}.tyre.slip_lateral"] = (self.out[:, 5], e)
+        return out
