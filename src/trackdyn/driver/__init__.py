@@ -27,7 +27,7 @@ import numpy as np
 
 from ..mbs.profiles import Profile, as_profile
 
-__all__ = ["Driver", "Observation", "FullThrottle", "Idle", "Brake", "PID", "Scripted", "SprocketSpeed"]
+__all__ = ["Driver", "Observation", "FullThrottle", "Idle", "Brake", "PID", "Scripted", "SprocketSpeed", "SideSpeed"]
 
 
 @dataclass(frozen=True)
@@ -189,8 +189,41 @@ class SprocketSpeed(Driver):
     def speed_profile(self) -> Profile:
         return as_profile(self.profile, "SprocketSpeed.profile")
 
+    def side_profiles(self) -> tuple:
+        """The speed of each side's drive (left, right): the same profile (a wheeled vehicle's wheels)."""
+        p = self.speed_profile()
+        return p, p
+
     def inputs(self, obs, h, memory):
         return 0.0, 0.0, 0.0, memory
 
     def to_dict(self):
         return {"type": "SprocketSpeed", "profile": repr(self.profile)}
+
+
+@dataclass
+class SideSpeed(Driver):
+    """Prescribed drive speed of each side (rad/s, positive forward): skid steering by speed, kinematically.
+
+    The driven wheels of a wheeled vehicle's left side turn at ``left`` and those of its right side at
+    ``right`` (floats, callables or Profiles of time), each through the drivetrain's stiff speed servo; a
+    pivot turn is ``left = -right``. The tracked drivetrain holds one servo speed for both sprockets
+    (:class:`SprocketSpeed`) and refuses this driver.
+    """
+
+    left: object = 0.0
+    right: object = 0.0
+    kinematic = True
+
+    def side_profiles(self) -> tuple:
+        return as_profile(self.left, "SideSpeed.left"), as_profile(self.right, "SideSpeed.right")
+
+    def speed_profile(self) -> Profile:
+        raise ValueError("SideSpeed: the tracked drivetrain's servo holds one speed for both sprockets; use "
+                         "SprocketSpeed (SideSpeed drives the wheels of a wheeled vehicle)")
+
+    def inputs(self, obs, h, memory):
+        return 0.0, 0.0, 0.0, memory
+
+    def to_dict(self):
+        return {"type": "SideSpeed", "left": repr(self.left), "right": repr(self.right)}

@@ -21,6 +21,13 @@ A kinematic driver (:class:`~trackdyn.driver.SprocketSpeed`) replaces the map
 by a stiff speed servo ``T = K (ω_ref(t) - ω_s)`` with ``K = 1e6`` N m s/rad,
 implicit through its Jacobian: the sprocket follows the prescribed speed with
 an error of the load torque over K (0.01 rad/s at 10 kN m).
+
+:class:`WheelDrivetrain` is the same driveline for a wheeled vehicle: a motor
+in each driven wheel's arm (in-arm / in-wheel drive) applies the map's torque
+between the arm and the wheel, each side's wheels take that side's throttle
+and braking, so skid steering works as for the tracks; a
+:class:`~trackdyn.driver.SideSpeed` driver prescribes each side's wheel speed
+through the same stiff servo.
 """
 
 from __future__ import annotations
@@ -35,7 +42,7 @@ from ..driver import Observation
 from ..driver._compiled import compiled_form, decide
 from ..mbs import _force_kernels as FK
 
-__all__ = ["Drivetrain", "track_inputs"]
+__all__ = ["Drivetrain", "WheelDrivetrain", "track_inputs"]
 
 BRAKE_SPEED = 0.05  # rad/s: regularisation of the brake torque's sign
 
@@ -248,3 +255,132 @@ class Drivetrain:
             "left.sprocket.torque": (self.out[:, 0], 0), "right.sprocket.torque": (self.out[:, 0], 1),
             "left.sprocket.speed": (self.out[:, 1], 0), "right.sprocket.speed": (self.out[:, 1], 1),
         }
+
+
+@nb.njit(cache=True, _nrt=False)
+def _wheel_drive_kernel(arms, wheels, side, R, omega_w, throttle, braking, map_w, map_t, brake_torque, servo_ref,
+                        servo_gain, Q, Kx, Kv, out, dX, dV):
+    """Motor torques of the driven wheels (about the arm's y axis, reaction on the arm) into Q, Kx, Kv (n, 12[, 12])
+    and (torque, speed relative to the arm) into out; dX, dV (3, 12) scratch. As :func:`_drive_kernel` with the
+    arm in the chassis's place and the throttle, braking and servo reference of the wheel's ``side``."""
+    for a in range(3):
+        for c in range(12):
+            dX[a, c] = 0.0
+    for e in range(wheels.shape[0]):
+        for a in range(12):
+            Q[e, a] = 0.0
+            for c in range(12):
+                Kx[e, a, c] = 0.0
+                Kv[e, a, c] = 0.0
+        arm = arms[e]
+        b = wheels[e]
+        sd = side[e]
+        ay = (R[arm, 0, 1], R[arm, 1, 1], R[arm, 2, 1])
+        ws = ay[0] * (omega_w[b, 0] - omega_w[arm, 0]) + ay[1] * (omega_w[b, 1] - omega_w[arm, 1]) \
+            + ay[2] * (omega_w[b, 2] - omega_w[arm, 2])
+        T, dT = sprocket_torque(ws, throttle[sd], braking[sd], brake_torque, map_w, map_t, 1.0)
+        if servo_gain > 0.0:
+            T = servo_gain * (servo_ref[sd] - ws)
+            dT = -servo_gain
+        out[e, 0] = T
+        out[e, 1] = ws
+        as_ = (R[b, 0, 0] * ay[0] + R[b, 1, 0] * ay[1] + R[b, 2, 0] * ay[2],
+               R[b, 0, 1] * ay[0] + R[b, 1, 1] * ay[1] + R[b, 2, 1] * ay[2],
+               R[b, 0, 2] * ay[0] + R[b, 1, 2] * ay[1] + R[b, 2, 2] * ay[2])
+        for a in range(3):
+            for c in range(12):
+                dV[a, c] = 0.0
+            for c in range(3):
+                dV[a, 9 + c] = ay[a] * dT * as_[c]
+            dV[a, 3 + 1] = -ay[a] * dT
+        FK.apply_torque(e, (T * ay[0], T * ay[1], T * ay[2]), dX, dV, R, arm, b, Q, Kx, Kv)
+
+
+class WheelDrivetrain(Drivetrain):
+    """Force provider driving the wheels of a wheeled vehicle with a driver (module docstring).
+
+    Parameters
+    ----------
+    chassis : int
+        Body index of the chassis (the driver observes it).
+    arms, wheels : sequence of int
+        Body indices of each driven wheel and of the arm carrying it (the motor's stator).
+    sides : sequence of int
+        0 (left) or 1 (right) per driven wheel: the side whose throttle and braking it takes.
+    names : sequence of str
+        The driven wheels' names: series ``NAME.torque`` (N m) and ``NAME.speed`` (rad/s, relative to the arm).
+    torque_map, brake_torque :
+        Full-throttle torque against wheel speed (rad/s) and the brake's torque, per wheel.
+
+    Recorded also: ``driver.throttle``, ``driver.steering``, ``driver.braking``.
+    """
+
+    name = "drivetrain"
+
+    def __init__(self, chassis: int, arms, wheels, sides, names, torque_map, brake_torque: float, driver):
+        self.chassis = int(chassis)
+        self.arms = np.ascontiguousarray(arms, dtype=np.int64)
+        self.wheels = np.ascontiguousarray(wheels, dtype=np.int64)
+        self.side = np.ascontiguousarray(sides, dtype=np.int64)
+        self.names = list(names)
+        n = len(self.wheels)
+        if not (len(self.arms) == n == len(self.side) == len(self.names)) or not np.all((self.side == 0) |
+                                                                                          (self.side == 1)):
+            raise ValueError("WheelDrivetrain: one arm, one side (0 left, 1 right) and one name per driven wheel")
+        self.sprockets = np.zeros(0, dtype=np.int64)  # no sprockets: the monitors' per-track drive figures are absent
+        tm = np.asarray(torque_map, dtype=float)
+        self.map_w = tm[:, 0].copy()
+        self.map_t = tm[:, 1].copy()
+        self.brake_torque = float(brake_torque)
+        self.map_scale = 1.0
+        self.driver = driver
+        self._side_profiles = driver.side_profiles() if getattr(driver, "kinematic", False) else None
+        self._compiled = None if getattr(driver, "kinematic", False) else compiled_form(driver)
+        self.inputs = np.zeros(3)
+        self.out = np.zeros((n, 2))
+        self.throttle = np.zeros(2)
+        self.braking = np.zeros(2)
+        self.servo_ref = np.zeros(2)
+        self.Q = np.zeros((n, 12))
+        self.Kx = np.zeros((n, 12, 12))
+        self.Kv = np.zeros((n, 12, 12))
+        self._dX = np.zeros((3, 12))
+        self._dV = np.zeros((3, 12))
+        self.body = np.column_stack([self.arms, self.wheels]).astype(np.int64).reshape(-1, 2)
+        self._staged = None
+        self._step_key = None
+        self._h_step = 0.0
+        self._kin = self._drive_call = None
+
+    def bind(self, system):
+        self.slot = np.array([system.pattern.element_slots(b) for b in self.body]).reshape(-1, 12, 12)
+
+    def accumulate(self, ctx):
+        st = ctx.state
+        key = (st.t, id(st))
+        if ctx.data is None:
+            self._decide(st, ctx.kin, self._h_step)
+            self._step_key = None
+        elif key != self._step_key:
+            self._staged = np.asarray(self._decide(st, ctx.kin, ctx.h), dtype=float)
+            self._step_key = key
+            self._h_step = ctx.h
+        gain = 0.0
+        if self._side_profiles is not None:
+            gain = SERVO_GAIN
+            for k, p in enumerate(self._side_profiles):
+                self.servo_ref[k] = float(p.value(st.t + ctx.h))
+        _wheel_drive_kernel(self.arms, self.wheels, self.side, ctx.kin.R, ctx.kin.omega_w, self.throttle,
+                            self.braking, self.map_w, self.map_t, self.brake_torque, self.servo_ref, gain, self.Q,
+                            self.Kx, self.Kv, self.out, self._dX, self._dV)
+        if ctx.data is not None:
+            FK.scatter_elements(self.body, self.Q, self.Kx, self.Kv, self.slot, ctx.cK, ctx.cD, st.v, ctx.f,
+                                ctx.data, ctx.Dv, ctx.Kxv if ctx.Kxv is not None else np.zeros_like(ctx.Dv))
+
+    def series(self):
+        out = {"driver.throttle": (self.inputs, 0), "driver.steering": (self.inputs, 1),
+               "driver.braking": (self.inputs, 2)}
+        for e, nm in enumerate(self.names):
+            out[f"{nm}.torque"] = (self.out[:, 0], e)
+            out[f"{nm}.speed"] = (self.out[:, 1], e)
+        return out

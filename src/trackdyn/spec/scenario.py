@@ -242,7 +242,7 @@ def _describe(obj):
 
 # ---------------------------------------------------------------- scenario files
 _DRIVERS = {"full-throttle": "FullThrottle", "pid": "PID", "brake": "Brake", "idle": "Idle",
-            "scripted": "Scripted", "sprocket-speed": "SprocketSpeed"}
+            "scripted": "Scripted", "sprocket-speed": "SprocketSpeed", "side-speed": "SideSpeed"}
 
 
 def _terrain_from(table, where="terrain"):
