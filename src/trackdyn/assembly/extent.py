@@ -84,7 +84,12 @@ def _front_below(V, zc) -> float:
 
 def vehicle_extent(spec) -> VehicleExtent:
     """The :class:`VehicleExtent` of a spec; raises :class:`~trackdyn.assembly.geometry.GeometryError`
-    for an inconsistent geometry (before anything is simulated)."""
+    for an inconsistent geometry (before anything is simulated). A wheeled vehicle's:
+    :func:`~trackdyn.assembly.wheeled.wheeled_extent`."""
+    if getattr(spec, "running_gear", "tracks") == "wheels":
+        from .wheeled import wheeled_extent
+
+        return wheeled_extent(spec)
     geo = vehicle_geometry(spec)
     pad = spec.shoes.bottom
     xs = np.concatenate([t.pins[:, 0] for t in geo.tracks.values()])

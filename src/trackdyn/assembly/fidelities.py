@@ -111,10 +111,12 @@ class LinksFormulation:
 
     name = "links"
     info = FormulationInfo(
-        models="every shoe a rigid body on single pins with a bending spring; SMC contact of shoes, wheels and hull",
+        models="every shoe a rigid body on single pins with a bending spring; SMC contact of shoes, wheels and hull; "
+               "a wheeled vehicle (no track): arms, wheels and point tyres",
         cost="reference", paper="korner-2024", default_step=LINKS_STEP,
         default_integrator="euler-implicit-linearized", integrators=GENERIC_INTEGRATORS,
-        option_prefixes=("contact.",), benchmark="m113-flat", event_step=LINKS_EVENT_STEP)
+        option_prefixes=("contact.",), benchmark="m113-flat", event_step=LINKS_EVENT_STEP,
+        running_gear=("tracks", "wheels"))
     #: contact options (keys after "contact."): "implicit" (bool, SMC only), "method" ("smc" or "nsc")
     CONTACT_OPTIONS = ("implicit", "method")
     #: option prefixes of the other fidelities (refused, naming their owner)
@@ -171,6 +173,10 @@ class LinksFormulation:
         return method, {k: bool(v) for k, v in contact.items()}, rest
 
     def check(self, sc) -> None:
+        if sc.vehicle_spec().running_gear == "wheels":  # no track: arms, wheels and tyres (assembly/wheeled.py)
+            from .wheeled import check_wheeled_scenario
+
+            return check_wheeled_scenario(sc, self.name, self.info.integrators)
         method, _, _ = self._options(sc)
         if method == "nsc":
             if sc.integrator != self.NSC_INTEGRATOR:
@@ -183,6 +189,10 @@ class LinksFormulation:
             _check_integrator(self.name, sc.integrator, self.info.integrators)
 
     def build(self, sc) -> Build:
+        if sc.vehicle_spec().running_gear == "wheels":
+            from .wheeled import build_wheeled_scenario
+
+            return build_wheeled_scenario(sc, self._integrator_options(sc, {k: v for k, v in sc.options.items()}))
         method, contact_options, integrator_options = self._options(sc)
         spec, terrain, geo, z0 = vehicle_placement(sc)
         vm = build_vehicle(spec, origin=(sc.start_x, 0.0, z0), geometry=geo, speed=sc.speed)
@@ -192,13 +202,20 @@ class LinksFormulation:
         idx = {n: k for k, n in enumerate(m.body_names)}
         drivetrain = vehicle_drivetrain(spec, idx, vm.sides, sc.driver)
         system = AbsoluteSystem(m, providers=[contact, ShoeTensions(vm.sides), drivetrain, *vm.providers], coupling="diagonal")
+        integrator_options = self._integrator_options(sc, integrator_options)
+        if method == "nsc":
+            integrator_options = {**self.NSC_OPTIONS, **integrator_options}
+        return Build(spec, vm, system, contact, drivetrain, sc.integrator, integrator_options)
+
+
+    def _integrator_options(self, sc, integrator_options: dict) -> dict:
+        """The scenario's integrator options, with the implicit steppers' ``constraint_stiffness`` defaulting to
+        :data:`LINKS_CONSTRAINT_STIFFNESS`."""
         integrator = sc.integrator or self.info.default_integrator
         cls = INTEGRATORS.get(integrator, integrator) if isinstance(integrator, str) else integrator
         if "constraint_stiffness" in inspect.signature(cls).parameters:
             integrator_options = {"constraint_stiffness": LINKS_CONSTRAINT_STIFFNESS, **integrator_options}
-        if method == "nsc":
-            integrator_options = {**self.NSC_OPTIONS, **integrator_options}
-        return Build(spec, vm, system, contact, drivetrain, sc.integrator, integrator_options)
+        return integrator_options
 
 
 class MasslessFormulation:

@@ -56,6 +56,7 @@ from .._version import __version__
 from ..driver import PID, FullThrottle
 from ..assembly.fidelities import LINKS_EVENT_STEP
 from ..errors import check_number
+from ..formulations.contract import check_running_gear
 from ..formulations.contract import event_step as fidelity_event_step
 from ..io.results import INCOMPLETE_MARKER, _json_default, write_json_atomic
 from ..spec import get as get_spec
@@ -153,6 +154,7 @@ class _Context:
         if fidelity not in fidelities:
             raise ValueError(f"fidelity = {fidelity!r}: choose one of {fidelities}")
         self.fidelity = fidelity
+        check_running_gear(fidelity, self.spec)
         if step is None:  # the fidelity's step for events (links 2.5e-4, NSC 1e-3, massless 1e-2)
             # scenario_options are Scenario fields; the fidelity's own options are their ``options``
             step = fidelity_event_step(fidelity, dict((scenario_options or {}).get("options") or {}))

@@ -55,7 +55,8 @@ TIMBER = Material("timber", young=1e10, poisson=0.3, restitution=0.1, friction=0
 
 #: Series an event keeps (an M113 has ~5000 series; these ~400 are what events and figures use).
 EVENT_RECORD = ("chassis.*", "driver.*", "*.roadwheel[*].pos.*", "*.idler.pos.*", "*.sprocket.speed",
-                "*.sprocket.torque", "*.tensioner.*", "*.shoe[*].tension", "contact.count", "contact.penetration")
+                "*.sprocket.torque", "*.tensioner.*", "*.shoe[*].tension", "contact.count", "contact.penetration",
+                "*.wheel[*].pos.*", "*.wheel[*].tyre.force.z", "*.wheel[*].torque", "*.wheel[*].speed")
 
 FAILURE_MODES = ("nose-in", "high-centred", "track slip", "torque-limited", "stalled", "fell in")
 
@@ -123,8 +124,10 @@ class Monitor:
         sides = getattr(prep.vehicle, "sides", {}).values()  # a fidelity without running gear has none
         self.wheels = np.array([names[w] for s in sides for w in s.wheels], dtype=np.int64)
         self.idlers = np.array([names[s.idler] for s in sides if s.idler in names], dtype=np.int64)
-        self.sprockets = np.array([names[s.sprocket] for s in sides], dtype=np.int64)
-        self.r_sprocket = prep.spec.sprocket.assembly_radius
+        # a wheeled vehicle's sides have no sprocket (its drive figures per track are then absent)
+        self.sprockets = np.array([names[s.sprocket] for s in sides if s.sprocket is not None], dtype=np.int64)
+        sprocket = getattr(prep.spec, "sprocket", None)
+        self.r_sprocket = sprocket.assembly_radius if sprocket is not None else float("nan")
         self.com_v = np.asarray(prep.spec.chassis.com, float)
         marker = [m for m in sim.model.markers if m[0] == "driver"]
         self.s_driver = np.asarray(marker[0][2], float) if marker else None
@@ -161,12 +164,13 @@ class Monitor:
         # and each torsion arm's angle below the horizontal (hull frame; the torsion bar's θ, against its jounce
         # stop): does a wheel's peak come from its bar's stop?
         arms = [a for s in sides for a in s.arms]
-        sus = prep.spec.suspension
+        sus = getattr(prep.spec, "suspension", None)  # a wheeled vehicle's arms have no torsion bar and no stop
+        torsion = getattr(sus, "torsion", None)
         self.arm_bodies = (np.array([names[a] for a in arms], dtype=np.int64)
-                           if self.keep_az and len(arms) == len(self.wheels) and sus.torsion is not None
+                           if self.keep_az and len(arms) == len(self.wheels) and torsion is not None
                            else np.zeros(0, np.int64))
-        self.arm_trailing = bool(sus.trailing)
-        self.jounce_limit = float(sus.torsion.jounce_limit) if sus.torsion is not None else float("nan")
+        self.arm_trailing = bool(sus.trailing) if sus is not None else True
+        self.jounce_limit = float(torsion.jounce_limit) if torsion is not None else float("nan")
         self.impact_theta = np.full((n_max if len(self.arm_bodies) else 0, len(self.arm_bodies)), np.nan)
 
     def _arm_angles(self, st) -> np.ndarray:

@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 __all__ = ["Formulation", "FormulationInfo", "Build", "register_formulation", "unregister_formulation",
-           "get_formulation", "formulation_names", "formulations", "event_step"]
+           "get_formulation", "formulation_names", "formulations", "event_step", "check_running_gear"]
 
 
 @dataclass(frozen=True)
@@ -91,6 +91,11 @@ class FormulationInfo:
         The built-in vehicle of its conformance runs (and of the reference's
         runs it is held against): ``"m113"``, or a vehicle it can build where
         it cannot build the M113.
+    running_gear : tuple of str
+        The running gear of the vehicles it builds: ``"tracks"`` (a
+        :class:`~trackdyn.spec.vehicle.VehicleSpec`) and/or ``"wheels"`` (a
+        :class:`~trackdyn.spec.wheeled.WheeledVehicleSpec`);
+        :func:`check_running_gear` refuses the others before anything is built.
     """
 
     models: str
@@ -104,6 +109,7 @@ class FormulationInfo:
     conformance: tuple = ()
     event_step: float | None = None
     conformance_vehicle: str = "m113"
+    running_gear: tuple = ("tracks",)
 
     def to_dict(self) -> dict:
         return {"models": self.models, "cost": self.cost, "paper": self.paper, "default_step_s": self.default_step,
@@ -112,7 +118,7 @@ class FormulationInfo:
                 "option_prefixes": list(self.option_prefixes), "benchmark": self.benchmark,
                 "conformance": [{"scenario": s, "metric": m, "tolerance": t, "reason": r}
                                 for s, m, t, r in self.conformance],
-                "conformance_vehicle": self.conformance_vehicle}
+                "conformance_vehicle": self.conformance_vehicle, "running_gear": list(self.running_gear)}
 
 
 @dataclass
@@ -198,6 +204,18 @@ def formulation_names() -> tuple:
 def formulations() -> dict:
     """``name -> Formulation`` of every registered fidelity (a copy)."""
     return dict(_REGISTRY)
+
+
+def check_running_gear(name: str, spec) -> None:
+    """Refuse a vehicle whose running gear (``spec.running_gear``: ``"tracks"``, ``"wheels"``) the fidelity
+    ``name`` does not build, naming the vehicle, its running gear and the fidelities that build it."""
+    gear = getattr(spec, "running_gear", "tracks")
+    if gear in get_formulation(name).info.running_gear:
+        return
+    able = [n for n, f in _REGISTRY.items() if gear in f.info.running_gear]
+    raise ValueError(f"fidelity {name!r}: vehicle {getattr(spec, 'name', spec)!r} runs on {gear}, and the "
+                     f"{name!r} fidelity models {' and '.join(get_formulation(name).info.running_gear)} only; "
+                     f"fidelities for {gear}: {able}")
 
 
 def event_step(name: str, options: dict | None = None) -> float:

@@ -13,7 +13,7 @@ import time
 
 from ..assembly import fidelities as _fidelities  # noqa: F401  (registers the built-in fidelities)
 from ..assembly.placement import vehicle_drivetrain, vehicle_placement
-from ..formulations.contract import get_formulation
+from ..formulations.contract import check_running_gear, get_formulation
 from ..integrators import INTEGRATORS
 from .realtime import RealtimeSimulation
 from .simulation import Simulation
@@ -43,6 +43,7 @@ def prepare(scenario, record=None) -> Prepared:
     """
     sc = scenario
     formulation = get_formulation(sc.fidelity)
+    check_running_gear(sc.fidelity, sc.vehicle_spec())
     formulation.check(sc)
     b = formulation.build(sc)
     integrator = INTEGRATORS.get(b.integrator, b.integrator) if isinstance(b.integrator, str) else b.integrator
