@@ -84,8 +84,8 @@ class SpecError(ValueError):
             if msg.startswith("Value error, "):
                 msg = msg[len("Value error, "):]
             value = "(missing)" if e.get("type") == "missing" else e.get("input")
-            if not path and isinstance(value, dict):
-                value = _WHOLE  # a check of the whole spec: its reason names the fields, the value would be all of it
+            if isinstance(value, dict) and e.get("type") == "value_error":
+                value = _WHOLE  # a check of a whole table: its reason names the fields, the value would be all of it
             probs.append((path or "(spec)", value, msg))
         return cls(probs, source)
 
