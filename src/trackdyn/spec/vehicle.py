@@ -84,13 +84,16 @@ class SpecError(ValueError):
             if msg.startswith("Value error, "):
                 msg = msg[len("Value error, "):]
             value = "(missing)" if e.get("type") == "missing" else e.get("input")
-            if isinstance(value, dict) and e.get("type") == "value_error":
+            if isinstance(value, dict) and (not path or (e.get("type") == "value_error"
+                                                         and path in _WHOLE_TABLE_CHECKS)):
                 value = _WHOLE  # a check of a whole table: its reason names the fields, the value would be all of it
             probs.append((path or "(spec)", value, msg))
         return cls(probs, source)
 
 
 _WHOLE = object()
+#: tables whose checks of several fields name them in their reasons (a wheeled spec's ``[wheels]`` and ``[tyre]``)
+_WHOLE_TABLE_CHECKS = ("wheels", "tyre")
 
 
 def _path(loc) -> str:

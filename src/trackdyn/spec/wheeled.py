@@ -160,13 +160,12 @@ class WheeledVehicleSpec(SpecModel):
         """``"wheels"`` (a :class:`~trackdyn.spec.vehicle.VehicleSpec` says ``"tracks"``)."""
         return "wheels"
 
-    @field_validator("chassis")
-    @classmethod
-    def _no_hull(cls, v):
-        if v.hull:
-            raise ValueError("hull: a wheeled vehicle's hull has no contact with the terrain yet (its tyres are "
-                             "point contacts on the ground under the wheels); leave chassis.hull out")
-        return v
+    @model_validator(mode="after")
+    def _no_hull(self):
+        if self.chassis.hull:
+            raise ValueError("chassis.hull: a wheeled vehicle's hull has no contact with the terrain yet (its tyres "
+                             "are point contacts on the ground under the wheels); leave it out")
+        return self
 
     @model_validator(mode="after")
     def _above_ground(self):

@@ -60,7 +60,7 @@ def test_round_trip(fmt):
     ({"wheels.arm_inertia": [0.1, 0.1, 5.0]}, "wheels.arm_inertia", "triangle inequality"),
     ({"powertrain.torque_map": [[1.0, 5.0], [0.5, 1.0]]}, "powertrain.torque_map", "increase strictly"),
     ({"chassis.com": [0.0, 0.0, -0.5]}, "(spec)", "ground line"),
-    ({"chassis.hull": [{"center": [0.0, 0.0, 0.4], "size": [1.0, 1.0, 0.2]}]}, "chassis", "hull: a wheeled"),
+    ({"chassis.hull": [{"center": [0.0, 0.0, 0.4], "size": [1.0, 1.0, 0.2]}]}, "(spec)", "chassis.hull: a wheeled"),
 ])
 def test_errors_name_field_and_reason(changes, path, reason):
     with pytest.raises(SpecError) as err:
