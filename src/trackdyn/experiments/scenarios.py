@@ -138,6 +138,8 @@ def settle(vehicle="m113", t_end: float | None = None, step: float | None = None
     from .tensioning import Tensioning, window_means
 
     spec0 = vehicle if not isinstance(vehicle, str) else None
+    if (spec0 if spec0 is not None else Scenario(vehicle=vehicle).vehicle_spec()).running_gear == "wheels":
+        return _settle_wheeled(vehicle, t_end, step, out, driver, **kw)
     # no throttle and no brake: the sprocket turns freely, so the tension equalises across it (the brakes
     # would lock in whatever tension difference the drop onto the ground left; on flat ground nothing rolls)
     sc = Scenario(vehicle=vehicle, driver=driver if driver is not None else Idle(), t_end=t_end if t_end is not None else SETTLE_TIME, step=step,
@@ -193,6 +195,34 @@ def settle(vehicle="m113", t_end: float | None = None, step: float | None = None
         "idler_x_m": {s: float(res[f"{s}.idler.pos.x"][-1] - res["chassis.pos.x"][-1]) for s in ("left", "right")},
         "max_wheel_shoe_penetration_m": max(wheel_pen) if wheel_pen else 0.0,
         "settle_time_s": t_settle,
+        "sim_time_s": prep.sim.state.t, "wall_time_s": prep.sim.wall_time, "steps": prep.sim.steps,
+        "step_size_s": prep.sim.h, "wall_per_sim": prep.sim.wall_time / max(prep.sim.state.t, 1e-12),
+    }, res
+
+
+def _settle_wheeled(vehicle, t_end, step, out, driver, **kw) -> tuple:
+    """``settle`` of a wheeled vehicle: free to roll (no brake: a braked wheel on a trailing arm holds its arm by
+    the tyre's friction), for ``t_end`` s (default 3 s). Figures: every tyre's load and deflection, the
+    deflection's difference from load / stiffness (the static tyre law) and the loads' sum against the weight."""
+    sc = Scenario(vehicle=vehicle, driver=driver if driver is not None else Idle(),
+                  t_end=t_end if t_end is not None else 3.0, step=step, output_step=0.01, name="settle", **kw)
+    prep = prepare(sc)
+    res = prep.sim.run(sc.t_end, out=out)
+    spec, tyres = prep.spec, prep.contact
+    g = -float(prep.sim.system.gravity[2]) if hasattr(prep.sim.system, "gravity") else 9.81
+    weight = float(np.sum(prep.sim.system.mass)) * g
+    loads = {n: float(res[f"{n}.tyre.force.z"][-1]) for n in tyres.names}
+    defl = {n: float(res[f"{n}.tyre.deflection"][-1]) for n in tyres.names}
+    z = res["chassis.pos.z"]
+    moving = np.nonzero(np.abs(z - z[-1]) > 1e-3)[0]
+    return {
+        "scenario": "settle", "vehicle": spec.name, "status": res.status, "running_gear": "wheels",
+        "tyre_load_N": loads, "tyre_deflection_m": defl,
+        "mean_deflection_m": float(np.mean(list(defl.values()))),
+        "max_deflection_error_m": float(max(abs(defl[n] - loads[n] / spec.tyre.stiffness) for n in loads)),
+        "load_sum_N": float(sum(loads.values())), "weight_N": weight,
+        "load_sum_error": float(sum(loads.values()) / weight - 1.0),
+        "settle_time_s": float(res.t[moving[-1] + 1]) if len(moving) else 0.0,
         "sim_time_s": prep.sim.state.t, "wall_time_s": prep.sim.wall_time, "steps": prep.sim.steps,
         "step_size_s": prep.sim.h, "wall_per_sim": prep.sim.wall_time / max(prep.sim.state.t, 1e-12),
     }, res
