@@ -154,12 +154,12 @@ def geometry_grid():
 
 @producer("closure", "docs/vehicle.md (track closure error)", quick=True)
 def closure():
-    """Largest loop-closure error of the closed tracks of every built-in vehicle, m."""
+    """Largest loop-closure error of the closed tracks of every built-in tracked vehicle, m."""
     from trackdyn.assembly.builder import vehicle_geometry
     from trackdyn.spec.io import get, library_names
 
     err = {n: max(float(t.closure_error) for t in vehicle_geometry(get(n)).tracks.values())
-           for n in library_names()}
+           for n in library_names() if get(n).running_gear == "tracks"}
     worst = max(err.values())
     return {"command": "vehicle_geometry(spec).tracks[side].closure_error", "figures": err,
             "mismatches": [] if worst < 1e-12 and _doc_says("vehicle.md", "closure error < 1e-12 m") else
