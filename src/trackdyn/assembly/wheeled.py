@@ -29,6 +29,7 @@ from ..mbs import RSDA, Model, Revolute
 from .seat import add_seat
 
 __all__ = ["WheelSide", "WheeledVehicle", "build_wheeled", "static_loads", "spring_free_angles", "place_wheeled",
+           "add_wheeled_visuals",
            "wheeled_extent", "check_wheeled_scenario", "build_wheeled_scenario", "G"]
 
 SIDES = ("left", "right")
@@ -200,6 +201,28 @@ def build_wheeled(spec, origin=(0.0, 0.0, 0.0), speed: float = 0.0) -> WheeledVe
     return WheeledVehicle(spec, m, sides, O, drv, loads, free, providers=[seat] if seat is not None else [])
 
 
+def add_wheeled_visuals(vm) -> None:
+    """Drawing shapes (animation, 3-D viewer; no effect on dynamics): the wheels as cylinders of the tyre's
+    radius and width, the arms as bars, the chassis as a box between the wheels from the tyres' fore to aft
+    ends and from below the pivots to above its centre of mass (the spec has no hull)."""
+    from ..mbs import visuals as V
+    from .visuals import HUB, HULL, WHEEL
+
+    spec, m, w = vm.spec, vm.model, vm.spec.wheels
+    wc = w.wheel_centres()
+    x0, x1 = min(c[0] for c in wc) - w.radius, max(c[0] for c in wc) + w.radius
+    z0 = min(st.pivot[1] for st in w.stations) - 0.1
+    z1 = spec.chassis.com[2] + 0.25
+    width = max(0.1, 2.0 * (w.lateral_offset - 0.5 * w.width) - 0.05)
+    centre = np.array([0.5 * (x0 + x1), 0.0, 0.5 * (z0 + z1)]) - np.asarray(spec.chassis.com, float)
+    m.add_visual("chassis", V.Box(size=(x1 - x0, width, z1 - z0), center=tuple(centre), color=HULL))
+    for side in vm.sides.values():
+        for name in side.wheels:
+            m.add_visual(name, V.Cylinder(radius=w.radius, length=w.width, axis=(0, 1, 0), color=WHEEL))
+        for name in side.arms:
+            m.add_visual(name, V.Box(size=(w.arm_length, 0.08, 0.08), color=HUB))
+
+
 def place_wheeled(spec, terrain, start_x: float = 0.0, drop: float = 0.0) -> float:
     """World z of the vehicle frame origin that puts the vehicle, level, on ``terrain`` at its static pose.
 
@@ -271,6 +294,7 @@ def build_wheeled_scenario(sc, integrator_options: dict):
     terrain = sc.terrain if sc.terrain is not None else default_terrain()
     z0 = place_wheeled(spec, terrain, sc.start_x, sc.drop)
     vm = build_wheeled(spec, origin=(sc.start_x, 0.0, z0), speed=sc.speed)
+    add_wheeled_visuals(vm)
     m = vm.model
     idx = {n: k for k, n in enumerate(m.body_names)}
     t = spec.tyre
