@@ -150,6 +150,10 @@ def test_the_ride_event_runs_and_records_the_conventional_series(tmp_path):
     assert not any("roadwheel" in c or "sprocket" in c or "shoe" in c for c in cols)
 
 
-def test_fidelities_without_wheels_refuse_it():
+def test_fidelities_without_wheels_and_obstacle_events_refuse_it():
     with pytest.raises(ValueError, match="runs on wheels, and the 'massless' fidelity models tracks only"):
         ride("robot-6x6", fidelity="massless", length=5.0)
+    from trackdyn.experiments.events import step_climb_limit
+
+    with pytest.raises(ValueError, match="event step-climb: 'robot-6x6' runs on point tyres"):
+        step_climb_limit("robot-6x6")

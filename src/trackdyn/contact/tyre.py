@@ -54,7 +54,9 @@ import math
 import numba as nb
 import numpy as np
 
+from ..mbs import _force_kernels as FK
 from ..mbs.markers import body_points
+from ._tyre_kernels import tyre_batch
 
 __all__ = ["TyreForces", "TerrainTyres", "terrain_table", "iso8608_road", "longitudinal_force", "road_height",
            "vertical_force", "TABLE_SPACING"]
@@ -279,15 +281,11 @@ class TerrainTyres:
 
     def evaluate(self, kin):
         """Forces and Jacobians of the state in ``kin`` into ``Q``, ``Kx``, ``Kv`` and ``out``."""
-        from ._tyre_kernels import tyre_batch
-
         tyre_batch(self.body, kin.R, kin.pos, kin.vel, kin.omega_w, self.radius, self.k, self.c, self.mu,
                    self.slip_ref, self.v_min, self.origin, self.u, self.table_s, self.table_z, self.Q, self.Kx,
                    self.Kv, self.out, *self._scratch)
 
     def accumulate(self, ctx):
-        from ..mbs import _force_kernels as FK
-
         self.evaluate(ctx.kin)
         if ctx.data is None:
             return

@@ -76,6 +76,8 @@ __all__ = ["EventResult", "EventDiverged", "EVENTS", "DEFAULT_STEP", "resolve_ve
            "TRAPEZOID_TOP_LENGTHS_IN", "TRAPEZOID_SLOPES_DEG", "HALF_ROUND_HEIGHTS_IN", "INCH"]
 
 INCH = 0.0254
+#: the events a wheeled vehicle (point tyres, no enveloping of obstacles) runs
+WHEELED_EVENTS = ("ride",)
 DEFAULT_STEP = LINKS_EVENT_STEP  # the links fidelity's step for events; every event takes its fidelity's own
 HALF_ROUND_HEIGHTS_IN = (4, 6, 8, 10, 12)
 TRAPEZOID_TOP_LENGTHS_IN = (6, 30, 140)
@@ -155,6 +157,10 @@ class _Context:
             raise ValueError(f"fidelity = {fidelity!r}: choose one of {fidelities}")
         self.fidelity = fidelity
         check_running_gear(fidelity, self.spec)
+        if self.spec.running_gear == "wheels" and event not in WHEELED_EVENTS:
+            raise ValueError(f"event {event}: {self.spec.name!r} runs on point tyres (kim-2012's tyre: the ground "
+                             "straight under the wheel centre), which meet an obstacle's face as a wall; it runs "
+                             f"{list(WHEELED_EVENTS)} (docs/synthesis.md, 'The whole robot')")
         if step is None:  # the fidelity's step for events (links 2.5e-4, NSC 1e-3, massless 1e-2)
             # scenario_options are Scenario fields; the fidelity's own options are their ``options``
             step = fidelity_event_step(fidelity, dict((scenario_options or {}).get("options") or {}))
