@@ -147,10 +147,12 @@ def cable_predict(q, qd, h, qp):
 
 
 @jit
-def cable_shift(conn, qd, h, Ke, Qe):
-    """``Qe[k] -= h ½(Ke[k] + Ke[k]ᵀ) ė_k``: the elements' forces at a predicted position ``q + h qd`` brought
-    back to the step's start along the linearisation the Newton matrix holds (the symmetric part of ``Ke``,
-    as :func:`cable_scatter` puts there), ``ė_k`` the element's twelve coordinate rates from ``qd``."""
+def cable_shift(conn, qd, h, Ke, Qe, theta, Q0):
+    """``Qe[k] = θ (Qe[k] - h ½(Ke[k] + Ke[k]ᵀ) ė_k) + (1 - θ) Q0[k]``: the elements' forces at a predicted
+    position ``q + h qd`` brought back to the step's start along the linearisation the Newton matrix holds
+    (the symmetric part of ``Ke``, as :func:`cable_scatter` puts there; ``ė_k`` the element's twelve
+    coordinate rates from ``qd``), weighted for the θ-method with the start's own forces ``Q0`` (not read
+    when θ = 1)."""
     e = np.empty(12)
     for k in range(conn.shape[0]):
         for side in range(2):
@@ -160,7 +162,10 @@ def cable_shift(conn, qd, h, Ke, Qe):
             acc = 0.0
             for b in range(12):
                 acc += 0.5 * (Ke[k, a, b] + Ke[k, b, a]) * e[b]
-            Qe[k, a] -= h * acc
+            if theta == 1.0:
+                Qe[k, a] -= h * acc
+            else:
+                Qe[k, a] = theta * (Qe[k, a] - h * acc) + (1.0 - theta) * Q0[k, a]
 
 
 @jit
@@ -328,3 +333,45 @@ def element_dashpot(pairs, q, qd, c, F, D, Kv):
                 D[k, 3 + r, 3 + s] = tt
                 D[k, r, 3 + s] = -tt
                 D[k, 3 + r, s] = -tt
+
+
+@jit
+def cable_forces_step(node_body, grad_body, pos, vel, R, conn, length, EA, EI, gauss_x, gauss_w, Qe, Ke, energy,
+                      q, qd, qp, h, predict, theta, Q0, K0, elem_body, slot, cK, cD, f, data, Dv, Kxv, grad_gravity,
+                      dash_body, axial_c, dF, dK, dD, dKv, dash_slot,
+                      joints, lat_index, axis_b, theta0, pin_k, pin_c, jF, jK, jD, jKv, pin_angle, pair_body,
+                      pair_slot):
+    """One evaluation of :meth:`trackdyn.formulations.ancf.CableForces.accumulate` in one compiled call (the
+    per-kernel dispatch and the Python between them cost about a tenth of an APC step): gather the nodal
+    coordinates and rates, the elastic forces (about the predicted end ``q + h q̇`` when ``predict``, weighted
+    with the start's for the θ-method's ``theta`` < 1), their
+    scatter, the gradients' gravity correction, the axial dashpots and the pin springs (about the lateral
+    axis ``axis_b``, in the frame of body ``lat_index`` when it is >= 0)."""
+    cable_gather(node_body, grad_body, pos, q)
+    cable_gather(node_body, grad_body, vel, qd)
+    if predict:
+        if theta != 1.0:  # the θ-method's (1 - θ) f^l: the forces at the step's start
+            cable_elastic(conn, q, length, EA, EI, gauss_x, gauss_w, Q0, K0, energy)
+        cable_predict(q, qd, h, qp)
+        cable_elastic(conn, qp, length, EA, EI, gauss_x, gauss_w, Qe, Ke, energy)
+        cable_shift(conn, qd, h, Ke, Qe, theta, Q0)
+    else:
+        cable_elastic(conn, q, length, EA, EI, gauss_x, gauss_w, Qe, Ke, energy)
+    cable_scatter(elem_body, Qe, Ke, slot, cK, f, data)
+    for n in range(grad_body.shape[0]):
+        for c in range(3):
+            f[grad_body[n], c] += grad_gravity[n, c]
+    if dF.shape[0] > 0:
+        element_dashpot(conn, q, qd, axial_c, dF, dD, dKv)
+        pair_scatter(dash_body, dF, dK, dD, dKv, vel, dash_slot, cK, cD, f, data, Dv, Kxv)
+    if jF.shape[0] > 0:
+        axis = np.empty(3)
+        for r in range(3):
+            if lat_index < 0:
+                axis[r] = axis_b[r]
+            else:
+                axis[r] = R[lat_index, r, 0] * axis_b[0] + R[lat_index, r, 1] * axis_b[1] \
+                    + R[lat_index, r, 2] * axis_b[2]
+        joint_bending(joints, q, qd, axis, theta0, pin_k, pin_c, jF, jK, jD, jKv, pin_angle)
+        pair_scatter(pair_body, jF, jK, jD, jKv, vel, pair_slot, cK, cD, f, data, Dv, Kxv)
+

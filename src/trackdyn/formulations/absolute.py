@@ -58,10 +58,12 @@ class ForceContext:
     contact shear spring acts on ``P H + hist_weight · h · v_t`` (1 for Euler;
     θ for the θ-method, so the spring's force is the θ-weighted mean of the
     step's two ends) while the stored history still advances by ``h v_t``.
-    ``linearized_step`` is True when the step is one linear solve with ``q^{l+1} = q^l ⊕ h v^{l+1}`` and
-    forces linearised about the step's start (Euler implicit linearised): a provider may then evaluate its
-    force at a predicted end ``q_p = q^l + h v^l`` and return ``f(q_p) - h K_p v^l`` with ``K_p`` in the
-    matrix, the same linearisation for a linear force and exact to O(h²|Δv|²) for a nonlinear one.
+    ``linearized_step`` is True when the step is one linear solve with ``q^{l+1} = q^l ⊕ h v̄`` and the
+    force ``θ f^{l+1} + (1-θ) f^l``, ``f^{l+1}`` linearised about the step's start (Euler implicit
+    linearised, θ = 1, and the linearised θ-method; θ is ``hist_weight``): a provider may then evaluate its
+    force at a predicted end ``q_p = q^l + h v^l`` and return ``θ (f(q_p) - h K_p v^l) + (1-θ) f(q^l)``
+    with ``K_p`` in the matrix: the same linearisation for a linear force, and for a nonlinear one exact
+    to O(h²|Δv|²) where the start's linearisation is O(h²|v|²).
     """
 
     t: float

@@ -22,12 +22,13 @@ of *vector* coordinates after the bodies' in :mod:`.absolute` (``q = [bodies
 ; nodes]``, advanced additively, with eq. 18's consistent mass block), which
 remains the planned form.
 
-The vehicle: :mod:`trackdyn.assembly.ancf_track` builds the APC on cable
-loops with their contact (:mod:`trackdyn.contact.cable`). Why the ``ancf``
-fidelity is not registered yet (docs/joints/ancf.md): the sprocket meets the
-cable as a circle (friction drive, no teeth), and one element per shoe
-wrapped 0.6 rad carries a spurious axial force; ``--fidelity ancf`` is
-refused as an unknown fidelity (naming the registered ones).
+The vehicle: :mod:`trackdyn.assembly.ancf_track` builds the APC on pinned
+cable loops (:meth:`CableMesh.pinned_loop`) with their contact
+(:mod:`trackdyn.contact.cable`), registered as the ``ancf`` fidelity
+(:mod:`trackdyn.assembly.fidelities`; docs/joints/ancf.md). Under the
+linearised Euler step the elastic force is linearised about the step's
+predicted end (:class:`CableForces`, ``predictor``), so a turning element
+does not stretch by the step's tangent motion.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from .._compiled import bound_call
 from . import _ancf_kernels as AK
 
 __all__ = ["CableMaterial", "CableMesh", "CableForces", "STEEL", "GAUSS_POINTS", "element_mass", "gauss_legendre",
@@ -387,6 +389,7 @@ class CableForces:
         self.q = np.zeros((mesh.n_node, 6))
         self.qd = np.zeros((mesh.n_node, 6))
         self._qp = np.zeros((mesh.n_node, 6))
+        self._Q0, self._K0 = np.zeros((mesh.n_el, 12)), np.zeros((mesh.n_el, 12, 12))  # θ-method: f at the start
         self.tension = np.zeros(mesh.n_el)
         self._no_data = np.zeros(0)
         _, self._sx_mid, _ = (np.asarray(a) for a in AK.hermite(0.5, 1.0))
@@ -457,6 +460,9 @@ class CableForces:
             gl = 6 * self.pair_body[p][np.arange(6) // 3] + np.arange(6) % 3
             self.pair_slot[p, iu, ju] = system.pattern.slots(gl[iu], gl[ju])
         self.lat_index = -1 if self._lat_body is None else index[self._lat_body]
+        self._joints = np.ascontiguousarray(self.mesh.joints, dtype=np.int64).reshape(-1, 2) if nj else \
+            np.zeros((0, 2), np.int64)
+        self._bound_key = self._bound = None
         self._kxv_scratch = np.zeros((len(system.body_names), 6))  # a system without Kxv (its terms dropped)
         ne = len(self._dF)
         self.dash_body = np.ascontiguousarray(self.node_body[self.mesh.conn]) if ne else np.zeros((0, 2), np.int64)
@@ -475,18 +481,37 @@ class CableForces:
     def initial_extra(self) -> dict:
         return {}
 
+    def _step_call(self, ctx, predict):
+        """The fused step kernel (:func:`._ancf_kernels.cable_forces_step`) bound to this evaluation's arrays
+        and scalars; bound again only when one of them changes (the system's step buffers are the same
+        arrays from step to step)."""
+        kxv = ctx.Kxv if ctx.Kxv is not None else self._kxv_scratch
+        kin = ctx.kin
+        key = (id(kin.pos), id(kin.vel), id(kin.R), id(ctx.f), id(ctx.data), id(ctx.Dv), id(kxv),
+               float(ctx.cK), float(ctx.cD), float(ctx.h), float(ctx.hist_weight), predict)
+        if self._bound_key != key:
+            m = self.mesh
+            self._bound = bound_call(
+                AK.cable_forces_step, self.node_body, self.grad_body, kin.pos, kin.vel, kin.R, m.conn, m.length,
+                float(m.EA), float(m.EI), m.gauss_x, m.gauss_w, m._Qe, m._Ke, m._U, self.q, self.qd, self._qp,
+                float(ctx.h), predict, float(ctx.hist_weight), self._Q0, self._K0, self.elem_body, self.slot,
+                float(ctx.cK), float(ctx.cD), ctx.f, ctx.data, ctx.Dv, kxv, self.grad_gravity, self.dash_body,
+                self.axial_c, self._dF, self._dK, self._dD, self._dKv, self.dash_slot, self._joints,
+                int(self.lat_index), self._axis_b, self.pin_angle0, self.pin_k, self.pin_c, self._jF, self._jK,
+                self._jD, self._jKv, self.pin_angle, self.pair_body, self.pair_slot)
+            self._bound_key = key
+        return self._bound
+
     def accumulate(self, ctx) -> None:
         m = self.mesh
+        if ctx.data is not None:  # a step: one compiled call
+            predict = self.predictor and ctx.linearized_step and ctx.h > 0
+            self._step_call(ctx, bool(predict))()
+            return
         AK.cable_gather(self.node_body, self.grad_body, ctx.kin.pos, self.q)
-        predict = self.predictor and ctx.data is not None and ctx.linearized_step and ctx.h > 0
-        if predict or len(self.pin_angle) or len(self._dF):
+        if len(self.pin_angle) or len(self._dF):
             AK.cable_gather(self.node_body, self.grad_body, ctx.kin.vel, self.qd)
-        if predict:  # linearised about the predicted end q + h q̇ (ForceContext.linearized_step)
-            AK.cable_predict(self.q, self.qd, float(ctx.h), self._qp)
-            AK.cable_elastic(m.conn, self._qp, m.length, m.EA, m.EI, m.gauss_x, m.gauss_w, m._Qe, m._Ke, m._U)
-            AK.cable_shift(m.conn, self.qd, float(ctx.h), m._Ke, m._Qe)
-        else:
-            AK.cable_elastic(m.conn, self.q, m.length, m.EA, m.EI, m.gauss_x, m.gauss_w, m._Qe, m._Ke, m._U)
+        AK.cable_elastic(m.conn, self.q, m.length, m.EA, m.EI, m.gauss_x, m.gauss_w, m._Qe, m._Ke, m._U)
         data = ctx.data if ctx.data is not None else self._no_data
         AK.cable_scatter(self.elem_body, m._Qe, m._Ke, self.slot, float(ctx.cK), ctx.f, data)
         ctx.f[self.grad_body, :3] += self.grad_gravity

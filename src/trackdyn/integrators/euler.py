@@ -197,7 +197,7 @@ class EulerImplicitLinearized(Integrator):
         p0 = s.provider_time
         th = self.theta
         cK, cD = th * th * h * h, th * h
-        s.eval_forces(state.t, v, cK, cD, data, state, h, th, linearized_step=th == 1.0)
+        s.eval_forces(state.t, v, cK, cD, data, state, h, th, linearized_step=True)
         t1 = clk()
         contact = s.provider_time - p0
         s.update_drivers(state.t)
