@@ -43,6 +43,7 @@ S_CAPSULE = np.int64(3)
 S_SEGMENT = np.int64(4)
 S_SPROCKET = np.int64(5)
 S_POLY = np.int64(6)
+S_TOOTH = np.int64(7)
 GROUND = np.int64(-1)
 CONVEX = np.int64(1)
 CONCAVE = np.int64(-1)
@@ -237,6 +238,8 @@ def _support(t, s_par, s, a0, a1, a2):
         return r * math.sqrt(max(0.0, 1.0 - a1 * a1)) + hw * abs(a1)
     if t == S_CAPSULE:
         return s_par[s, 0] + s_par[s, 1] * abs(a1)
+    if t == S_TOOTH:
+        return s_par[s, 3] * math.sqrt(max(0.0, 1.0 - a1 * a1)) + s_par[s, 7] * abs(a1)
     if t == S_POLY:
         return s_par[s, 4]  # its bounding radius: an upper bound (shape_poses boxes it by its vertices)
     return s_par[s, 0] * abs(a0) + s_par[s, 1] * abs(a1)
@@ -776,6 +779,135 @@ def _pin_sprocket(rec, n, sA, bA, sB, bB, s_pos, s_rot, s_par, sw_c, sw_R, pair,
     return n
 
 
+@jit_inline
+def _vp(c, s_, sg, U, V):
+    """Mirrored valley coordinates (sg U, V) of the valley with centre direction (s_, -c) -> gear plane (x, z)."""
+    u = sg * U
+    return u * c + V * s_, u * s_ - V * c
+
+
+@jit
+def _pin_tooth(rec, n, sA, bA, sB, bB, s_pos, s_rot, s_par, sw_c, sw_R, pair, dflt, pidx):
+    """Pin (cylinder or capsule sA, axis = its local y) against the gear pair of tooth sprocket sB
+    (han-sander-mao Fig. 7, :func:`~trackdyn.contact.shapes.tooth_points`).
+
+    Each piece of the tangent-continuous valley profile is written as a record of an existing kind, so the
+    force kernels' exact Jacobians hold: the flat and the faces as planes (``K_PN``), the seating curves as
+    concave and the rounds and the tip as convex cylinder axes (``K_PL``), each cut by the gear plane
+    (``PM_LINE``). A piece touches when the pin's centre lies in its normal region (the strip of a line, the
+    wedge of an arc) and the pin overlaps it by less than its radius (deeper: the other side of the material).
+    """
+    rp = s_par[sA, 0]
+    hl = s_par[sA, 1]
+    nt = int(s_par[sB, 0])
+    th = s_par[sB, 1]
+    r1 = s_par[sB, 2]
+    r2 = s_par[sB, 3]
+    r3 = s_par[sB, 4]
+    r4 = s_par[sB, 5]
+    hw = 0.5 * s_par[sB, 6]
+    hs = s_par[sB, 7]
+    pitch = 2.0 * math.pi / nt
+    # the valley's control points (shapes.tooth_points), right half, valley frame (u, v)
+    dU = math.sin(th)
+    dV = math.cos(th)
+    mU = math.cos(th)
+    mV = -math.sin(th)
+    p1U = hw + r4 * mU
+    p1V = r1 + r4 + r4 * mV
+    b0U = p1U + r3 * mU
+    b0V = p1V + r3 * mV
+    Bq = 2.0 * (b0U * dU + b0V * dV)
+    Cq = b0U * b0U + b0V * b0V - (r2 - r3) * (r2 - r3)
+    face = 0.5 * (-Bq + math.sqrt(max(Bq * Bq - 4.0 * Cq, 0.0)))
+    c3U = b0U + face * dU
+    c3V = b0V + face * dV
+    c3L = _norm2(c3U, c3V)
+    e3U = c3U / c3L
+    e3V = c3V / c3L
+    tip_half = math.atan2(e3U, e3V)
+    cA = _r3(sw_c, sA)
+    eA = _col3(sw_R, sA, 1)
+    cl = _m3t(sw_R, sB, vsub(cA, _r3(sw_c, sB)))
+    el = _m3t(sw_R, sB, eA)
+    if abs(el[1]) < 0.3:
+        return n
+    if _norm2(cl[0], cl[2]) > r2 + rp + 2.0 * hl * math.sqrt(max(1.0 - el[1] * el[1], 0.0)):
+        return n
+    pa = _to_body(s_pos, s_rot, sA, Z3)
+    da = _dir_body(s_rot, sA, (0.0, 1.0, 0.0))
+    sn = _dir_body(s_rot, sB, (0.0, 1.0, 0.0))
+    for g in range(2):
+        yg = -hs if g == 0 else hs
+        t = (yg - cl[1]) / el[1]
+        if abs(t) > hl:
+            continue
+        qx = cl[0] + t * el[0]
+        qz = cl[2] + t * el[2]
+        rq = _norm2(qx, qz)
+        if rq > r2 + rp:
+            continue
+        sp = _to_body(s_pos, s_rot, sB, (0.0, yg, 0.0))
+        k0 = (np.int64(sA) << 16) | np.int64(g)
+        ang = math.atan2(qx, -qz)
+        kc = int(math.floor(ang / pitch + 0.5))
+        for jj in range(kc - 1, kc + 2):
+            j = jj % nt
+            phi = pitch * j
+            c = math.cos(phi)
+            s_ = math.sin(phi)
+            u = qx * c + qz * s_
+            v = qx * s_ - qz * c
+            base = (np.int64(sB) << 32) | np.int64(8 * j)
+            # the flat between the seating curves
+            if hw > 0.0 and abs(u) <= hw and r1 - rp < v < r1 + rp:
+                px_, pz_ = _vp(c, s_, 1.0, 0.0, r1)
+                n = _emit(rec, n, K_PN, PM_LINE, bA, bB, pa, da, sp, sn, _to_body(s_pos, s_rot, sB, (px_, yg, pz_)),
+                          _dir_body(s_rot, sB, (s_, 0.0, -c)), rp, 0.0, CONVEX, pair, rp, 1.0, 0.0, W_POINT, k0,
+                          base, pidx)
+            for side in range(2):
+                sg = 1.0 if side == 0 else -1.0
+                U = sg * u
+                # seating curve: concave arc r4 about (hw, r1 + r4), wedge from (0, -1) to m
+                xU = U - hw
+                xV = v - r1 - r4
+                if xU >= 0.0 and xU * mV - xV * mU >= 0.0:
+                    L = _norm2(xU, xV)
+                    if L + rp - r4 > 0.0 and L < r4 + rp and r4 > rp:
+                        ax_, az_ = _vp(c, s_, sg, hw, r1 + r4)
+                        n = _emit(rec, n, K_PL, PM_LINE, bA, bB, pa, da, sp, sn,
+                                  _to_body(s_pos, s_rot, sB, (ax_, 0.0, az_)), sn, rp, r4, CONCAVE, pair,
+                                  rp * r4 / (r4 - rp), 1.0, 0.0, W_POINT, k0, base | np.int64(1 + side), pidx)
+                # tooth face: from P1 along d for `face`; its gap-side normal is -m
+                wU = U - p1U
+                wV = v - p1V
+                sf = wU * dU + wV * dV
+                if 0.0 <= sf <= face:
+                    dist = -(wU * mU + wV * mV)
+                    if -rp < dist < rp:
+                        px_, pz_ = _vp(c, s_, sg, p1U, p1V)
+                        nx_, nz_ = _vp(c, s_, sg, -mU, -mV)
+                        n = _emit(rec, n, K_PN, PM_LINE, bA, bB, pa, da, sp, sn,
+                                  _to_body(s_pos, s_rot, sB, (px_, yg, pz_)), _dir_body(s_rot, sB, (nx_, 0.0, nz_)),
+                                  rp, 0.0, CONVEX, pair, rp, 1.0, 0.0, W_POINT, k0, base | np.int64(3 + side), pidx)
+                # round at the top of the tooth: convex arc r3 about C3, wedge from C3/|C3| to -m
+                yU = U - c3U
+                yV = v - c3V
+                if e3U * yV - e3V * yU >= 0.0 and yU * mV - yV * mU <= 0.0:
+                    L = _norm2(yU, yV)
+                    if r3 + rp - L > 0.0 and L > r3 - rp:
+                        ax_, az_ = _vp(c, s_, sg, c3U, c3V)
+                        n = _emit(rec, n, K_PL, PM_LINE, bA, bB, pa, da, sp, sn,
+                                  _to_body(s_pos, s_rot, sB, (ax_, 0.0, az_)), sn, rp, r3, CONVEX, pair,
+                                  rp * r3 / (rp + r3), 1.0, 0.0, W_POINT, k0, base | np.int64(5 + side), pidx)
+            # the tip circle after this valley (towards the next one)
+            rel = (ang - phi) % (2.0 * math.pi)
+            if tip_half <= rel <= pitch - tip_half and r2 + rp - rq > 0.0 and rq > r2 - rp:
+                n = _emit(rec, n, K_PL, PM_LINE, bA, bB, pa, da, sp, sn, _to_body(s_pos, s_rot, sB, Z3), sn, rp,
+                          r2, CONVEX, pair, rp * r2 / (rp + r2), 1.0, 0.0, W_POINT, k0, base | np.int64(7), pidx)
+    return n
+
+
 @jit
 def _guide_sprocket(rec, n, sA, bA, sB, bB, s_pos, s_rot, s_par, sw_c, sw_R, pair, dflt, pidx):
     """Guide sphere sA between the gears of sprocket sB: lateral contact beyond the clearance."""
@@ -888,6 +1020,8 @@ def shape_pair(rec, n, sA, sB, s_type, s_body, s_pos, s_rot, s_par, s_rbound, sw
             return n
         if tb == S_SPROCKET:
             return _pin_sprocket(rec, n, sA, bA, sB, bB, s_pos, s_rot, s_par, sw_c, sw_R, pair, dflt, pidx)
+        if tb == S_TOOTH:
+            return _pin_tooth(rec, n, sA, bA, sB, bB, s_pos, s_rot, s_par, sw_c, sw_R, pair, dflt, pidx)
         if tb == S_CAPSULE:
             hl = s_par[sB, 1]
             rho = s_par[sB, 0]
@@ -924,6 +1058,8 @@ def shape_pair(rec, n, sA, sB, s_type, s_body, s_pos, s_rot, s_par, s_rbound, sw
             return n
         if tb == S_SPROCKET:
             return _pin_sprocket(rec, n, sA, bA, sB, bB, s_pos, s_rot, s_par, sw_c, sw_R, pair, dflt, pidx)
+        if tb == S_TOOTH:
+            return _pin_tooth(rec, n, sA, bA, sB, bB, s_pos, s_rot, s_par, sw_c, sw_R, pair, dflt, pidx)
     return n
 
 

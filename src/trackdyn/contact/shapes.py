@@ -23,6 +23,9 @@ axis) or ``quat`` (scalar first) for boxes. What each shape does in contact:
   single-pin sprocket: tooth count, addendum radius, arc-centre radius, arc
   radius, gear separation) against the cylinders/capsules of shoe pins, with
   a lateral guide against spheres (the shoes' guide pins).
+- :class:`ToothSprocket`: a gear pair with han-sander-mao's seven-parameter
+  tooth (Fig. 7: n_t, θ, r1-r4, w), a G1 chain of a flat, seating arcs,
+  straight faces, tip rounds and the tip circle, against shoe pins.
 """
 
 from __future__ import annotations
@@ -33,8 +36,8 @@ import numpy as np
 from ..math.quaternion import quat_to_matrix
 
 __all__ = ["Shape", "Sphere", "Box", "ConvexPolyhedron", "Cylinder", "Capsule", "PointCircle", "Segment",
-           "Sprocket", "S_SPHERE", "S_BOX", "S_CYLINDER", "S_CAPSULE", "S_SEGMENT", "S_SPROCKET", "S_POLY",
-           "convex_faces"]
+           "Sprocket", "ToothSprocket", "S_SPHERE", "S_BOX", "S_CYLINDER", "S_CAPSULE", "S_SEGMENT", "S_SPROCKET", "S_POLY",
+           "S_TOOTH", "convex_faces", "tooth_points"]
 
 S_SPHERE = 0
 S_BOX = 1
@@ -43,7 +46,8 @@ S_CAPSULE = 3
 S_SEGMENT = 4
 S_SPROCKET = 5
 S_POLY = 6
-TYPE_NAMES = ("sphere", "box", "cylinder", "capsule", "segment", "sprocket", "polyhedron")
+S_TOOTH = 7
+TYPE_NAMES = ("sphere", "box", "cylinder", "capsule", "segment", "sprocket", "polyhedron", "tooth-sprocket")
 N_SHAPE_TYPES = len(TYPE_NAMES)
 N_SHAPE_PAR = 8
 
@@ -442,3 +446,198 @@ class Sprocket(Shape):
             for t in np.linspace(phi + a, nxt - a, max(2, n_per_arc // 4)):
                 pts.append(RO * np.array([math.sin(t), -math.cos(t)]))
         return np.array(pts)
+
+
+def tooth_points(teeth: int, face_angle: float, r1: float, r2: float, r3: float, r4: float, w: float) -> dict:
+    """The control points of one tooth valley of han-sander-mao's seven-parameter sprocket (Fig. 7).
+
+    Valley frame ``(u, v)``: ``v`` along the valley's centre line outwards from the sprocket centre, ``u``
+    across it (towards the next valley). The right half of the valley (``u >= 0``), from the bottom up (the
+    left half mirrors it in ``u``); every join is tangent (G1):
+
+    - the flat: ``v = r1``, ``|u| <= w/2`` (end ``P0 = (w/2, r1)``);
+    - the seating curve: a concave arc of ``r4`` centred at ``C4 = (w/2, r1 + r4)``, from ``P0`` to ``P1``,
+      where its tangent reaches the face;
+    - the tooth face: a straight line at ``face_angle`` θ from the valley's centre line, opening outwards
+      (direction ``(sin θ, cos θ)``), from ``P1`` to ``P2``;
+    - the round at the top of the tooth: a convex arc of ``r3`` centred at ``C3``, ``|C3| = r2 - r3``, from
+      ``P2`` to ``P3 = r2 C3 / |C3|`` on the tip circle;
+    - the tip circle of ``r2`` from ``P3`` to the next valley's ``P3'``.
+
+    With the mirror images that is 8 control points per valley (``P0..P3`` each side), the paper's count.
+    Returns a dict of the points (2,), centres, the face length ``face`` (m), the tip half-angle ``tip_half``
+    (rad, the polar angle of ``P3`` from the centre line) and the valley's angular pitch. Raises ValueError
+    naming the parameter when no valid tooth has them.
+    """
+    n = int(teeth)
+    th = float(face_angle)
+    if n < 3:
+        raise ValueError(f"tooth: n_t = {teeth!r}: need at least 3 teeth")
+    for name, v in (("r1", r1), ("r2", r2), ("r3", r3), ("r4", r4)):
+        if not (math.isfinite(v) and v > 0):
+            raise ValueError(f"tooth: {name} = {v!r}: must be positive and finite")
+    if not (math.isfinite(w) and w >= 0):
+        raise ValueError(f"tooth: w = {w!r}: must be non-negative and finite")
+    if not 0.0 <= th < 0.5 * math.pi:
+        raise ValueError(f"tooth: face angle θ = {th!r} rad: must lie in [0, π/2) (the face opens outwards)")
+    if not r2 > r1:
+        raise ValueError(f"tooth: r2 = {r2} (tooth top) must exceed r1 = {r1} (tooth bottom)")
+    if not r3 < r2 - r1:
+        raise ValueError(f"tooth: r3 = {r3} (round at the top) must be below the tooth height r2 - r1 = {r2 - r1:.4g}")
+    d = np.array([math.sin(th), math.cos(th)])      # face direction, outwards
+    m = np.array([math.cos(th), -math.sin(th)])     # face normal into the tooth (material side)
+    P0 = np.array([0.5 * w, r1])
+    C4 = np.array([0.5 * w, r1 + r4])
+    P1 = C4 + r4 * m
+    # the round's centre C3 = P1 + s d + r3 m lies on the circle |C3| = r2 - r3: s from a quadratic
+    b0 = P1 + r3 * m
+    B = 2.0 * float(b0 @ d)
+    Cq = float(b0 @ b0) - (r2 - r3) ** 2
+    disc = B * B - 4.0 * Cq
+    if disc < 0.0:
+        raise ValueError(f"tooth: the face at θ = {th:.4g} rad from the seating curve (r4 = {r4}) never reaches "
+                         f"the round r3 = {r3} under the tip r2 = {r2}: no tooth")
+    s = 0.5 * (-B + math.sqrt(disc))
+    if s < 0.0:
+        raise ValueError(f"tooth: the seating curve (r1 = {r1}, r4 = {r4}, w = {w}) reaches above the round at the "
+                         f"top (r2 = {r2}, r3 = {r3}): the face would have negative length {s:.4g} m")
+    P2 = P1 + s * d
+    C3 = P2 + r3 * m
+    P3 = C3 * (r2 / float(np.linalg.norm(C3)))
+    tip_half = math.atan2(P3[0], P3[1])
+    pitch = 2.0 * math.pi / n
+    if not 0.0 < tip_half < 0.5 * pitch:
+        raise ValueError(f"tooth: the valley spans ±{math.degrees(tip_half):.4g}° at the tip but the teeth are "
+                         f"{math.degrees(pitch):.4g}° apart (n_t = {n}): no tooth top is left; reduce w, r4, θ or "
+                         f"r3, or raise r2")
+    # the valley must not reach past the neighbour's centre line at any radius (P1, P2 inside the half pitch)
+    for name, P in (("seating curve", P1), ("face", P2)):
+        if math.atan2(P[0], P[1]) >= 0.5 * pitch:
+            raise ValueError(f"tooth: the {name} reaches {math.degrees(math.atan2(P[0], P[1])):.4g}° from the valley's "
+                             f"centre line, past half the tooth pitch {math.degrees(0.5 * pitch):.4g}°")
+    return {"P0": P0, "C4": C4, "P1": P1, "P2": P2, "C3": C3, "P3": P3, "face": s, "tip_half": tip_half,
+            "pitch": pitch, "d": d, "m": m}
+
+
+def _valley_to_plane(phi: float, u, v):
+    """Valley frame (u, v) of the valley centred at angle phi (from -z towards +x) -> gear plane (x, z)."""
+    return (u * math.cos(phi) + v * math.sin(phi), u * math.sin(phi) - v * math.cos(phi))
+
+
+class ToothSprocket(Shape):
+    """Pair of gears with han-sander-mao's seven-parameter tooth (Fig. 7) on ``axis`` through ``pos``.
+
+    Parameters (:func:`tooth_points` draws the valley): ``teeth`` n_t, ``face_angle`` θ (rad, the tooth face
+    from the valley's centre line), ``r1`` the radius to the bottom of the tooth (the flat), ``r2`` to its top,
+    ``r3`` the round at the top, ``r4`` the seating curve, ``w`` the flat between the teeth (m). Each gear (in
+    the planes ``±separation/2`` along the axis) is the disc of ``r2`` minus ``teeth`` valleys; the first
+    valley is centred at ``phase`` (rad, in the gear plane from the shape's -z towards +x, as
+    :class:`Sprocket`). The phase is folded into the shape's rotation, so the kernel's eight parameters are
+    the tooth's seven and the half separation. Pins (cylinders, capsules) of other bodies touch the flat, the
+    seating curves, the faces, the rounds and the tip: the profile is tangent-continuous, so there are no
+    corners. No lateral guide (:class:`Sprocket` has one).
+    """
+
+    type_code = S_TOOTH
+
+    def __init__(self, teeth: int, face_angle: float, r1: float, r2: float, r3: float, r4: float, w: float,
+                 separation: float, pos=(0.0, 0.0, 0.0), axis=(0.0, 1.0, 0.0), phase: float = 0.0):
+        if not isinstance(teeth, (int, np.integer)) or teeth < 3:
+            raise ValueError(f"ToothSprocket: teeth must be an integer >= 3, got {teeth!r}")
+        try:
+            pts = tooth_points(teeth, face_angle, r1, r2, r3, r4, w)
+        except ValueError as err:
+            raise ValueError(f"ToothSprocket: {err}") from None
+        sep = float(separation)
+        if not math.isfinite(sep) or sep < 0:
+            raise ValueError(f"ToothSprocket: separation must be non-negative, got {separation!r}")
+        for k, v in (("teeth", int(teeth)), ("face_angle", float(face_angle)), ("r1", float(r1)), ("r2", float(r2)),
+                     ("r3", float(r3)), ("r4", float(r4)), ("w", float(w)), ("separation", sep),
+                     ("phase", float(phase)), ("points", pts)):
+            object.__setattr__(self, k, v)
+        object.__setattr__(self, "pos", tuple(_vec(pos, "ToothSprocket: pos")))
+        c, s_ = math.cos(phase), math.sin(phase)
+        # a rotation about the shape's y by -phase turns the valley at φ to φ + phase (see Sprocket.profile)
+        Ry = np.array([[c, 0.0, -s_], [0.0, 1.0, 0.0], [s_, 0.0, c]])
+        object.__setattr__(self, "rot", _axis_rot(axis, "ToothSprocket") @ Ry)
+
+    def __repr__(self):
+        return (f"ToothSprocket(teeth={self.teeth}, face_angle={self.face_angle!r}, r1={self.r1!r}, r2={self.r2!r}, "
+                f"r3={self.r3!r}, r4={self.r4!r}, w={self.w!r}, separation={self.separation!r}, "
+                f"phase={self.phase!r}, pos={self.pos!r})")
+
+    def params(self):
+        return np.array([self.teeth, self.face_angle, self.r1, self.r2, self.r3, self.r4, self.w,
+                         0.5 * self.separation])
+
+    def bounding_radius(self):
+        return math.hypot(self.r2, 0.5 * self.separation)
+
+    def valley_profile(self, n_per_arc: int = 12) -> np.ndarray:
+        """One valley, left tip point to right tip point, in the valley frame (u, v): (k, 2)."""
+        P = self.points
+        right = [P["P0"]]
+        a0 = -0.5 * math.pi
+        a1 = math.atan2(P["P1"][1] - P["C4"][1], P["P1"][0] - P["C4"][0])
+        for a in np.linspace(a0, a1, n_per_arc)[1:]:
+            right.append(P["C4"] + self.r4 * np.array([math.cos(a), math.sin(a)]))
+        right.append(P["P2"])
+        b0 = math.atan2(P["P2"][1] - P["C3"][1], P["P2"][0] - P["C3"][0])
+        b1 = math.atan2(P["P3"][1] - P["C3"][1], P["P3"][0] - P["C3"][0])
+        if b1 > b0:
+            b1 -= 2 * math.pi
+        for a in np.linspace(b0, b1, n_per_arc)[1:]:
+            right.append(P["C3"] + self.r3 * np.array([math.cos(a), math.sin(a)]))
+        right = np.array(right)
+        left = right[::-1] * np.array([-1.0, 1.0])
+        if self.w == 0.0:
+            left = left[:-1]
+        return np.vstack([left, right])
+
+    def profile(self, n_per_arc: int = 12) -> np.ndarray:
+        """Closed gear outline (x, z) in the gear plane (shape frame, the phase applied), for drawing."""
+        val = self.valley_profile(n_per_arc)
+        pitch = 2 * math.pi / self.teeth
+        th = self.points["tip_half"]
+        out = []
+        for k in range(self.teeth):
+            phi = self.phase + pitch * k
+            for u, v in val:
+                out.append(_valley_to_plane(phi, u, v))
+            for t in np.linspace(phi + th, phi + pitch - th, max(2, n_per_arc // 2))[1:-1]:
+                out.append((self.r2 * math.sin(t), -self.r2 * math.cos(t)))
+        return np.array(out)
+
+    def signed_distance(self, x: float, z: float) -> float:
+        """Distance (m) from a point (x, z) of the gear plane (shape frame) to the profile, negative inside the
+        gear. A reference independent of the contact kernel: the distance to the outline drawn with 400
+        points per arc (chord error below 1e-8 m for these radii) and the even-odd rule for the side."""
+        poly = self.__dict__.get("_dense")
+        if poly is None:
+            poly = self.profile(400)
+            object.__setattr__(self, "_dense", poly)
+        a = poly
+        b = np.roll(poly, -1, axis=0)
+        q = np.array([x, z], float)
+        ab = b - a
+        t = np.clip(((q - a) * ab).sum(axis=1) / (ab * ab).sum(axis=1), 0.0, 1.0)
+        d = float(np.sqrt((((a + t[:, None] * ab) - q) ** 2).sum(axis=1)).min())
+        # even-odd rule along +x
+        cross = (a[:, 1] > q[1]) != (b[:, 1] > q[1])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            xc = a[:, 0] + (q[1] - a[:, 1]) * ab[:, 0] / ab[:, 1]
+        inside = int(np.count_nonzero(cross & (xc > q[0]))) % 2 == 1
+        return -d if inside else d
+
+    def seated_radius(self, pin_radius: float) -> float:
+        """Radius (m) of the centre of a pin of ``pin_radius`` at rest in the bottom of a valley, on its centre
+        line: the lowest radius where the pin clears the profile (bisection on :meth:`signed_distance`)."""
+        lo, hi = self.r1 - pin_radius, self.r2 + pin_radius
+        x0, z0 = math.sin(self.phase), -math.cos(self.phase)
+        for _ in range(60):
+            mid = 0.5 * (lo + hi)
+            if self.signed_distance(mid * x0, mid * z0) < pin_radius:
+                lo = mid
+            else:
+                hi = mid
+        return hi
