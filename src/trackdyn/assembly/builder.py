@@ -10,7 +10,12 @@ the chassis, no arms); support rollers on revolutes; single-pin shoes joined
 by revolutes about y with a bending RSDA between neighbours; with a
 ``[seat]``, the seat on a prismatic joint and a spring-damper
 (:mod:`trackdyn.assembly.seat`; its ``seat.rel.z`` provider in
-``VehicleModel.providers``).
+``VehicleModel.providers``); with a ``[frame]`` (han-sander-mao Fig. 11), an
+undercarriage frame per side (``left.frame``) on a revolute
+(``left.frame.pivot``) and a spring-damper (``left.frame.spring``, eq. 35)
+to the chassis, carrying the idler carrier and the road wheels (the lower
+rollers) while the sprocket and the support (carrier) rollers stay on the
+chassis.
 
 Names follow DESIGN.md: ``chassis``, ``left.sprocket``, ``left.idler``,
 ``left.carrier``, ``left.arm[k]``, ``left.roadwheel[k]``, ``left.roller[k]``,
@@ -32,7 +37,7 @@ from .geometry import ClosedTrack, GeometryError, check_layout, close_track, sid
 from .seat import add_seat
 
 __all__ = ["VehicleModel", "SideInfo", "build_vehicle", "vehicle_geometry", "VehicleGeometry", "add_sprocket",
-           "add_running_gear", "track_pins"]
+           "add_running_gear", "add_frame", "frame_spring_force", "track_pins"]
 
 SIDES = ("left", "right")
 
@@ -99,6 +104,7 @@ class SideInfo:
     tensioner: str | None
     idler_shift: float
     anchor: np.ndarray  # tensioner anchor, vehicle frame (x, y, z)
+    frame: str | None = None  # the undercarriage frame ([frame]): idler carrier and road wheels ride on it
 
 
 @dataclass
@@ -169,6 +175,7 @@ def build_vehicle(spec, origin=(0.0, 0.0, 0.0), geometry: VehicleGeometry | None
         p = f"{side}."
         Y = np.array([0.0, 1.0, 0.0])
         sprocket = add_sprocket(m, chassis, spec, lay, p, y, W, angle=sprocket_mesh_angle(spec, lay, trk))
+        mount = chassis if spec.frame is None else add_frame(m, chassis, spec, p, y, W)
         # idler on its carrier
         ix, iz = lay.idler_center(trk.idler_shift)
         ten = spec.idler.tensioner
@@ -180,9 +187,9 @@ def build_vehicle(spec, origin=(0.0, 0.0, 0.0), geometry: VehicleGeometry | None
         anchor = None
         tname = None
         if ten.mode == "locked":
-            m.add_joint(Fixed(chassis, carrier, point=W(ix, y, iz), name=p + "carrier.lock"))
+            m.add_joint(Fixed(mount, carrier, point=W(ix, y, iz), name=p + "carrier.lock"))
         else:
-            m.add_joint(Prismatic(chassis, carrier, point=W(ix, y, iz), axis=direction, name=p + "carrier.slide"))
+            m.add_joint(Prismatic(mount, carrier, point=W(ix, y, iz), axis=direction, name=p + "carrier.slide"))
             # spring anchor so that the spring force balances the strands at the target tension
             push = _strand_push(trk, (ix, iz), ten.direction) * T_target
             length = ten.free_length + (ten.preload - push) / ten.stiffness if ten.stiffness > 0 else ten.free_length
@@ -191,10 +198,11 @@ def build_vehicle(spec, origin=(0.0, 0.0, 0.0), geometry: VehicleGeometry | None
                                     f"{T_target:.0f} N of track tension")
             anchor = np.array([ix, y, iz]) - length * direction
             tname = p + "tensioner"
-            m.add_force(TSDA(chassis, carrier, point_a=W(*anchor), point_b=W(ix, y, iz), stiffness=ten.stiffness,
+            m.add_force(TSDA(mount, carrier, point_a=W(*anchor), point_b=W(ix, y, iz), stiffness=ten.stiffness,
                              damping=ten.damping, free_length=ten.free_length, actuation=ten.preload, name=tname))
         # suspension and support rollers
-        arms, wheels, rollers = add_running_gear(m, chassis, spec, lay, p, y, W)
+        arms, wheels, rollers = add_running_gear(m, chassis, spec, lay, p, y, W,
+                                                 wheel_mount=None if mount is chassis else mount)
         # shoes
         n = trk.n_shoes
         centers = trk.shoe_centers
@@ -216,7 +224,8 @@ def build_vehicle(spec, origin=(0.0, 0.0, 0.0), geometry: VehicleGeometry | None
                                  free_angle=_wrap(angles[(k + 1) % n] - angles[k]), name=f"{p}shoe[{k}].bending"))
         sides[side] = SideInfo(side, y, sprocket.name, idler.name, carrier.name, arms, wheels, rollers,
                                [s.name for s in shoe_bodies], pins, tname, trk.idler_shift,
-                               anchor if anchor is not None else np.full(3, np.nan))
+                               anchor if anchor is not None else np.full(3, np.nan),
+                               frame=None if mount is chassis else mount.name)
     m.add_marker("driver", chassis, W(*ch.driver_position))
     drv = np.asarray(ch.driver_position) - np.asarray(ch.com)
     seat = add_seat(m, chassis, spec, W, ch.com)  # spec.seat: body "seat" on a prismatic + TSDA (assembly/seat.py)
@@ -263,7 +272,8 @@ def add_sprocket(m: Model, chassis, spec, lay, p: str, y: float, W, inertia=None
     return sprocket
 
 
-def add_running_gear(m: Model, chassis, spec, lay, p: str, y: float, W, tree: dict | None = None):
+def add_running_gear(m: Model, chassis, spec, lay, p: str, y: float, W, tree: dict | None = None,
+                     wheel_mount=None):
     """Road-wheel stations and support rollers of one side; returns (arms, wheels, rollers) names.
 
     Trailing arms on revolutes to the chassis with the torsion bar (RSDA,
@@ -275,10 +285,15 @@ def add_running_gear(m: Model, chassis, spec, lay, p: str, y: float, W, tree: di
     to world coordinates. With ``tree`` (the massless model's relative
     coordinates) each new body's parent, joint point, axis and role is added.
     Shared by the link-track and the massless builders so that both levels of
-    fidelity have the same running gear.
+    fidelity have the same running gear. ``wheel_mount`` (a body): the road
+    wheels of a rigid suspension turn on it instead of the chassis (the
+    undercarriage frame of a ``[frame]``); the rollers stay on the chassis.
     """
     Y = np.array([0.0, 1.0, 0.0])
     sus = spec.suspension
+    if wheel_mount is not None and (tree is not None or sus.type != "rigid"):
+        raise ValueError("add_running_gear: wheel_mount takes the road wheels of a rigid suspension, outside a tree")
+    rail = chassis if wheel_mount is None else wheel_mount
     arms, wheels = [], []
     sgn = -1.0 if sus.trailing else 1.0
     for k, ((px, pz), (wx, wz), st) in enumerate(zip(lay.pivots, lay.wheels, sus.stations)):
@@ -286,7 +301,7 @@ def add_running_gear(m: Model, chassis, spec, lay, p: str, y: float, W, tree: di
             # rigid rail: the wheel's axle is fixed to the hull
             wheel = m.add_body(f"{p}roadwheel[{k}]", mass=sus.wheel_mass, inertia=list(sus.wheel_inertia),
                                pos=W(wx, y, wz))
-            m.add_joint(Revolute(chassis, wheel, point=W(wx, y, wz), axis=Y, name=f"{p}roadwheel[{k}].axle"))
+            m.add_joint(Revolute(rail, wheel, point=W(wx, y, wz), axis=Y, name=f"{p}roadwheel[{k}].axle"))
             if tree is not None:
                 tree[wheel.name] = ("chassis", W(wx, y, wz), Y, "spin")
             wheels.append(wheel.name)
@@ -327,6 +342,54 @@ def add_running_gear(m: Model, chassis, spec, lay, p: str, y: float, W, tree: di
             tree[r.name] = ("chassis", W(rx, y, rz), Y, "spin")
         rollers.append(r.name)
     return arms, wheels, rollers
+
+def add_frame(m: Model, chassis, spec, p: str, y: float, W):
+    """The side's undercarriage frame (``[frame]``, han-sander-mao Fig. 11) on a revolute about the lateral
+    axis through ``frame.pivot`` and a spring-damper (eq. 35) from ``frame.spring_chassis`` to
+    ``frame.spring_frame``; returns the body.
+
+    The spring's free length is its assembled length plus the compression at which, on level ground, the
+    two springs hold the moment about the pivot of the weight on the chassis side (the paper's S2: chassis,
+    both sprockets and carrier rollers, the seat); the track's pull on the sprockets is not in that balance,
+    so the settled frame turns a little from its assembled angle (:func:`frame_spring_force`).
+    """
+    fr = spec.frame
+    Y = np.array([0.0, 1.0, 0.0])
+    frame = m.add_body(p + "frame", mass=fr.mass, inertia=list(fr.inertia), pos=W(fr.com[0], y, fr.com[1]))
+    m.add_joint(Revolute(chassis, frame, point=W(fr.pivot[0], y, fr.pivot[1]), axis=Y, name=p + "frame.pivot"))
+    a2 = np.asarray(fr.spring_chassis, float)
+    a1 = np.asarray(fr.spring_frame, float)
+    force = frame_spring_force(spec)
+    free = float(np.linalg.norm(a2 - a1)) + force / fr.stiffness
+    m.add_force(TSDA(chassis, frame, point_a=W(a2[0], y, a2[1]), point_b=W(a1[0], y, a1[1]), stiffness=fr.stiffness,
+                     damping=fr.damping, free_length=free, name=p + "frame.spring"))
+    return frame
+
+
+def frame_spring_force(spec) -> float:
+    """Compression (N) of each side's frame spring that holds the chassis side's weight moment about the pivot
+    on level ground (see :func:`add_frame`); :class:`GeometryError` if the spring would have to pull."""
+    fr = spec.frame
+    g = 9.81
+    masses = [(spec.chassis.mass, spec.chassis.com[0], spec.chassis.com[2])]
+    masses += [(2 * spec.sprocket.mass, *spec.sprocket.location)]
+    masses += [(2 * spec.rollers.mass, x, z) for x, z in spec.rollers.locations]
+    if spec.seat is not None:
+        masses.append((spec.seat.mass, spec.seat.position[0], spec.seat.position[2]))
+    px, pz = fr.pivot
+    m_grav = sum(-mass * g * (x - px) for mass, x, z in masses)  # moment about +y... as the 2D cross (x, z)
+    a2 = np.asarray(fr.spring_chassis, float)
+    u = a2 - np.asarray(fr.spring_frame, float)
+    u /= np.linalg.norm(u)
+    arm = (a2[0] - px) * u[1] - (a2[1] - pz) * u[0]  # cross(A2 - P, u) in the (x, z) plane
+    if abs(arm) < 1e-9:
+        raise GeometryError("frame: the spring-damper's line passes through the pivot: it holds no moment")
+    force = -m_grav / (2.0 * arm)
+    if not force > 0:
+        raise GeometryError(f"frame: the spring would have to pull ({force:.4g} N) to hold the chassis side's weight "
+                            f"about the pivot {fr.pivot}: move the spring to the other side of the pivot")
+    return float(force)
+
 
 def _set_speed(m: Model, spec, geo: VehicleGeometry, sides, V: float):
     """Rolling initial velocities: forward V, wheels spinning, track circulating (bottom strand at rest)."""

@@ -24,7 +24,8 @@ import numpy as np
 
 from ..contact import ContactSystem, Material, shapes
 
-__all__ = ["vehicle_contact", "CONTACT_METHODS", "contact_material", "terrain_materials", "sprocket_guide_clearance", "hull_shapes"]
+__all__ = ["vehicle_contact", "CONTACT_METHODS", "contact_material", "terrain_materials", "sprocket_guide_clearance",
+           "sprocket_shape", "hull_shapes"]
 
 
 def hull_shapes(spec) -> list:
@@ -64,6 +65,21 @@ def contact_material(name: str, ms) -> Material:
         return Material.kelvin_voigt(name, stiffness=ms.kn or 2e6, damping=ms.gn or 5e3, friction=ms.friction)
     return Material(name, young=ms.youngs_modulus, poisson=ms.poisson_ratio, restitution=max(ms.restitution, 1e-3),
                     friction=ms.friction, kn=ms.kn, kt=ms.kt, gn=ms.gn, gt=ms.gt)
+
+
+def sprocket_shape(spec):
+    """The sprocket's contact shape: :class:`~trackdyn.contact.shapes.Sprocket` (arc profile, with its lateral
+    guide) or, with ``[sprocket.tooth]``, :class:`~trackdyn.contact.shapes.ToothSprocket` (no lateral guide)."""
+    sp = spec.sprocket
+    if sp.tooth is not None:
+        t = sp.tooth
+        if sp.lateral_backlash is not None:
+            raise ValueError(f"vehicle {spec.name!r}: sprocket.lateral_backlash = {sp.lateral_backlash}: the "
+                             "seven-parameter tooth sprocket has no lateral guide yet; remove it")
+        return shapes.ToothSprocket(sp.n_teeth, t.face_angle, t.root_radius, t.tip_radius, t.tip_round_radius,
+                                    t.seating_radius, t.flat_width, sp.gear_separation)
+    return shapes.Sprocket(sp.n_teeth, sp.addendum_radius, sp.arc_centre_radius, sp.arc_radius, sp.gear_separation,
+                           guide_clearance=sprocket_guide_clearance(spec))
 
 
 def sprocket_guide_clearance(spec) -> float | None:
@@ -124,7 +140,8 @@ def vehicle_contact(vm, terrain, method: str = "smc", **options) -> ContactSyste
             cs.add_shape(name, pad, material=mats[sh.material], family="pads")
             cs.add_shape(name, plate, material=mats[sh.body_material], family="plates", terrain=False)
             cs.add_shape(name, horn, material=mats[sh.body_material], family="guides", terrain=False)
-            cs.add_shape(name, knob, material=mats[sh.body_material], family="sprocket-guides", terrain=False)
+            if spec.sprocket.tooth is None:  # the seven-parameter tooth sprocket has no lateral guide
+                cs.add_shape(name, knob, material=mats[sh.body_material], family="sprocket-guides", terrain=False)
             cs.add_shape(name, pin, material=mats[sh.body_material], family="pins", terrain=False)
         for name in side.wheels:
             for y in (off, -off):
@@ -136,11 +153,7 @@ def vehicle_contact(vm, terrain, method: str = "smc", **options) -> ContactSyste
         for name in side.rollers:
             cs.add_shape(name, shapes.Cylinder(spec.rollers.radius, spec.rollers.width),
                          material=mats[spec.rollers.material], family="wheels")
-        sp = spec.sprocket
-        cs.add_shape(side.sprocket, shapes.Sprocket(sp.n_teeth, sp.addendum_radius, sp.arc_centre_radius,
-                                                    sp.arc_radius, sp.gear_separation,
-                                                    guide_clearance=sprocket_guide_clearance(spec)),
-                     material=mats[sp.material], family="sprocket")
+        cs.add_shape(side.sprocket, sprocket_shape(spec), material=mats[spec.sprocket.material], family="sprocket")
     for shape in hull_shapes(spec):
         cs.add_shape("chassis", shape, material=mats[spec.chassis.material], family="hull")
     families = ["pads", "plates", "guides", "sprocket-guides", "pins", "wheels", "sprocket", "hull"]

@@ -88,7 +88,7 @@ def side_layout(spec, side: str = "left") -> SideLayout:
         # pins lie on the circle of radius sqrt((r + top)^2 + (pitch/2)^2) (the polygon effect)
         return math.hypot(r + top, half)
 
-    circles = [Circle("sprocket", 0, tuple(sp.location), sp.addendum_radius, sp.assembly_radius)]
+    circles = [Circle("sprocket", 0, tuple(sp.location), sp.outer_radius, sp.assembly_radius)]
     circles += [Circle("roadwheel", k, w, sus.wheel_radius, pin_circle(sus.wheel_radius)) for k, w in enumerate(wheels)]
     ro = spec.rollers
     circles += [Circle("roller", k, tuple(c), ro.radius, pin_circle(ro.radius)) for k, c in enumerate(ro.locations)]

@@ -104,6 +104,9 @@ def build_massless(spec, origin=(0.0, 0.0, 0.0), geometry: VehicleGeometry | Non
         raise ValueError(f"vehicle {spec.name!r}: seat = {spec.seat.model_dump()}: the massless fidelity has no "
                          "seat yet (its real-time tree stepper turns revolute joints only); run the links, "
                          "penalty or bushing fidelity, or remove [seat]")
+    if getattr(spec, "frame", None) is not None:
+        raise ValueError(f"vehicle {spec.name!r}: [frame] (an undercarriage frame on a pivot and a spring): the "
+                         "massless fidelity's tree has no frame body yet; run the links fidelity")
     geo = geometry or vehicle_geometry(spec)
     O = np.asarray(origin, dtype=float)
     sus, sh = spec.suspension, spec.shoes
@@ -170,7 +173,7 @@ def build_massless(spec, origin=(0.0, 0.0, 0.0), geometry: VehicleGeometry | Non
         sides[side] = SideInfo(side, y, sprocket.name, idler.name, None, arms, wheels, rollers, [], [], None,
                                trk.idler_shift, np.full(3, np.nan))
         # contact wheels: radius to the track's outer (ground) face
-        circles = [Circle("sprocket", 0, (sx, sz), spec.sprocket.addendum_radius,
+        circles = [Circle("sprocket", 0, (sx, sz), spec.sprocket.outer_radius,
                           spec.sprocket.assembly_radius + sh.bottom),
                    Circle("idler", 0, (ix, iz), spec.idler.radius, spec.idler.radius + R_out)]
         circles += [Circle("roadwheel", k, tuple(w), sus.wheel_radius, sus.wheel_radius + R_out)

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..contact.shapes import ConvexPolyhedron
 from ..mbs import visuals as V
-from .contact import hull_shapes
+from .contact import hull_shapes, sprocket_shape
 
 __all__ = ["add_vehicle_visuals"]
 
@@ -57,5 +57,18 @@ def add_vehicle_visuals(vm) -> None:
             m.add_visual(name, V.Cylinder(radius=spec.rollers.radius, length=spec.rollers.width, axis=(0, 1, 0),
                                           color=WHEEL))
         for y in (0.5 * sp.gear_separation, -0.5 * sp.gear_separation):
+            if sp.tooth is not None:  # han-sander-mao's seven-parameter tooth: the contact shape's outline
+                m.add_visual(side.sprocket, V.Extrusion(tuple(map(tuple, sprocket_shape(spec).profile(6))), width=0.03,
+                                                        offset=y, color=SPROCKET))
+                continue
             m.add_visual(side.sprocket, V.sprocket(sp.n_teeth, sp.addendum_radius, sp.arc_radius, sp.arc_centre_radius,
                                                    width=0.03, offset=y, color=SPROCKET))
+        if getattr(side, "frame", None):
+            m.add_visual(side.frame, V.Box(size=(0.6 * geo_span(vm), 0.25, 0.25), color=HULL))
+
+
+def geo_span(vm) -> float:
+    """Distance (m) between the sprocket and idler centres of the left side (the frame's drawn length)."""
+    lay = vm.geometry.layouts["left"]
+    ix, iz = lay.idler_center(vm.geometry.tracks["left"].idler_shift)
+    return float(np.hypot(ix - lay.sprocket[0], iz - lay.sprocket[1]))

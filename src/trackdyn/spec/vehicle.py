@@ -40,8 +40,10 @@ __all__ = [
     "BoxSpec",
     "ConvexSpec",
     "ChassisSpec",
+    "ToothSpec",
     "SprocketSpec",
     "TensionerSpec",
+    "FrameSpec",
     "IdlerSpec",
     "TorsionSpringSpec",
     "DamperSpec",
@@ -241,16 +243,42 @@ class ChassisSpec(SpecModel):
         return tuple(out)
 
 
+class ToothSpec(SpecModel):
+    """han-sander-mao's seven-parameter sprocket tooth (§3.5, Fig. 7); n_t is the sprocket's ``n_teeth``.
+
+    One valley, from the bottom up (``trackdyn.contact.shapes.tooth_points`` draws it): a flat of
+    ``flat_width`` at ``root_radius``, a concave seating curve of ``seating_radius`` tangent to it, a straight
+    tooth face at ``face_angle`` from the valley's centre line, a convex round of ``tip_round_radius`` tangent
+    to the face and to the tip circle of ``tip_radius``. Every join is tangent.
+    """
+
+    face_angle: Annotated[float, Field(ge=0, lt=math.pi / 2, allow_inf_nan=False)] = Field(
+        description="tooth face angle θ from the valley's centre line, rad (the face opens outwards)")
+    root_radius: Positive = Field(description="radius to the bottom of the tooth r1 (the flat), m")
+    tip_radius: Positive = Field(description="radius to the top of the tooth r2, m")
+    tip_round_radius: Positive = Field(description="radius of the round at the top of the tooth r3, m")
+    seating_radius: Positive = Field(description="radius of the seating curve r4, m")
+    flat_width: NonNeg = Field(0.0, description="width of the flat between the teeth w, m")
+
+
 class SprocketSpec(SpecModel):
-    """Drive sprocket: two toothed gears on one axle (Chrono single-pin profile, han-sander-mao Fig. 7)."""
+    """Drive sprocket: two toothed gears on one axle.
+
+    The tooth profile is Chrono's single-pin profile (``addendum_radius``, ``arc_centre_radius``,
+    ``arc_radius``: circular gaps) or, with ``[sprocket.tooth]``, han-sander-mao's seven-parameter tooth
+    (Fig. 7; then the three arc fields are absent).
+    """
 
     location: XZ = Field((0.0, 0.0), description="centre (x, z) of the left sprocket, m")
     mass: Positive = Field(description="kg")
     inertia: Inertia = Field(description="principal moments (x, y, z), kg m^2; y is the axle")
     n_teeth: Annotated[int, Field(ge=3, le=60)] = Field(10, description="teeth per gear")
-    addendum_radius: Positive = Field(description="tooth tip radius RT, m")
-    arc_centre_radius: Positive = Field(description="radius RC of the centres of the gap arcs, m")
-    arc_radius: Positive = Field(description="radius R of the gap arcs, m")
+    addendum_radius: Positive | None = Field(None, description="tooth tip radius RT, m (arc profile)")
+    arc_centre_radius: Positive | None = Field(None, description="radius RC of the centres of the gap arcs, m "
+                                                                 "(arc profile)")
+    arc_radius: Positive | None = Field(None, description="radius R of the gap arcs, m (arc profile)")
+    tooth: ToothSpec | None = Field(None, description="han-sander-mao's seven-parameter tooth (Fig. 7) instead of "
+                                                      "the arc profile")
     assembly_radius: Positive = Field(description="radius of the pin centres when seated, m")
     gear_separation: Positive = Field(description="distance between the two gears along the axle, m")
     lateral_backlash: NonNeg | None = Field(
@@ -263,8 +291,36 @@ class SprocketSpec(SpecModel):
 
     _inertia = field_validator("inertia")(classmethod(lambda cls, v: _check_inertia(v)))
 
+    @property
+    def outer_radius(self) -> float:
+        """Radius of the tooth tips, m (either profile)."""
+        return self.tooth.tip_radius if self.tooth is not None else self.addendum_radius
+
     @model_validator(mode="after")
     def _profile(self):
+        arc = {"addendum_radius": self.addendum_radius, "arc_centre_radius": self.arc_centre_radius,
+               "arc_radius": self.arc_radius}
+        if self.tooth is not None:
+            given = [k for k, v in arc.items() if v is not None]
+            if given:
+                raise ValueError(f"{', '.join(given)} describe the arc profile; a sprocket with [sprocket.tooth] "
+                                 "has none (remove them)")
+            from ..contact.shapes import tooth_points
+
+            t = self.tooth
+            try:
+                tooth_points(self.n_teeth, t.face_angle, t.root_radius, t.tip_radius, t.tip_round_radius,
+                             t.seating_radius, t.flat_width)
+            except ValueError as err:
+                raise ValueError(f"tooth (n_teeth = {self.n_teeth}): {err}") from None
+            if not t.root_radius < self.assembly_radius < t.tip_radius:
+                raise ValueError(f"assembly_radius {self.assembly_radius} must lie between the tooth bottom "
+                                 f"(tooth.root_radius = {t.root_radius}) and its top (tooth.tip_radius = "
+                                 f"{t.tip_radius})")
+            return self
+        missing = [k for k, v in arc.items() if v is None]
+        if missing:
+            raise ValueError(f"the arc profile needs {', '.join(missing)} (or give [sprocket.tooth])")
         if not self.arc_centre_radius - self.arc_radius < self.assembly_radius < self.addendum_radius + 1e-12:
             raise ValueError(
                 f"assembly_radius {self.assembly_radius} must lie between the gap bottom "
@@ -432,6 +488,39 @@ class SuspensionSpec(SpecModel):
         return self
 
 
+class FrameSpec(SpecModel):
+    """Undercarriage frame of each side on a revolute joint and a spring-damper to the chassis
+    (han-sander-mao §4, Fig. 11, eq. 35).
+
+    The frame carries the idler (with its tensioner) and the road wheels (the lower rollers: ``suspension.type
+    = "rigid"``, their axles fixed to the frame); the chassis (cab and chassis rigidly joined) carries the
+    sprocket and the carrier rollers (``[rollers]``): the paper's S1 and S2. The frame turns about the lateral
+    axis through ``pivot``; a linear spring-damper (eq. 35, ``f = k_R (r - r0) + c_R ṙ``) joins
+    ``spring_chassis`` on the chassis to ``spring_frame`` on the frame. Its free length is set at assembly so
+    that, on level ground, the spring holds the moment of the chassis side's weight (chassis, sprockets,
+    carrier rollers, seat) about the pivot. Points are (x, z) of the left side in the vehicle frame; the right
+    side mirrors them.
+    """
+
+    mass: Positive = Field(description="mass of one side's frame, kg")
+    inertia: Inertia = Field(description="principal moments about its centre of mass (x, y, z), kg m^2")
+    com: XZ = Field(description="centre of mass (x, z), m")
+    pivot: XZ = Field(description="revolute joint (lateral axis) between chassis and frame, m")
+    spring_chassis: XZ = Field(description="spring-damper end on the chassis (A2), m")
+    spring_frame: XZ = Field(description="spring-damper end on the frame (A1), m")
+    stiffness: Positive = Field(description="k_R of eq. 35, N/m")
+    damping: NonNeg = Field(description="c_R of eq. 35, N s/m")
+
+    _inertia = field_validator("inertia")(classmethod(lambda cls, v: _check_inertia(v)))
+
+    @model_validator(mode="after")
+    def _spring(self):
+        if math.dist(self.spring_chassis, self.spring_frame) < 1e-3:
+            raise ValueError(f"spring_chassis {self.spring_chassis} and spring_frame {self.spring_frame} coincide: "
+                             "the spring-damper has no length")
+        return self
+
+
 class RollersSpec(SpecModel):
     """Support (carrier) rollers under the upper strand, fixed axes on the chassis."""
 
@@ -568,6 +657,9 @@ class VehicleSpec(SpecModel):
     materials: dict[str, MaterialSpec]
     seat: SeatSpec | None = Field(None, description="optional seat on a spring-damper relative to the cab "
                                                     "(han-sander-mao eq. 36); absent: no seat body")
+    frame: FrameSpec | None = Field(None, description="optional undercarriage frame per side on a revolute and a "
+                                                      "spring-damper to the chassis (han-sander-mao Fig. 11, "
+                                                      "eq. 35); absent: the running gear is on the chassis")
 
     @model_validator(mode="after")
     def _materials(self):
@@ -583,6 +675,28 @@ class VehicleSpec(SpecModel):
         missing = [f"{k} = {v!r}" for k, v in used.items() if v not in self.materials]
         if missing:
             raise ValueError(f"unknown material(s): {', '.join(missing)}; defined: {sorted(self.materials)}")
+        return self
+
+    @model_validator(mode="after")
+    def _tooth_seat(self):
+        t = self.sprocket.tooth
+        if t is None:
+            return self
+        rp = self.shoes.pin_radius
+        if not t.seating_radius > rp:
+            raise ValueError(f"sprocket.tooth.seating_radius {t.seating_radius} must exceed shoes.pin_radius {rp}: "
+                             "a pin larger than the seating curve cannot seat in it")
+        seated = t.root_radius + rp
+        if abs(self.sprocket.assembly_radius - seated) > 1e-6:
+            raise ValueError(f"sprocket.assembly_radius {self.sprocket.assembly_radius} must be where a pin rests "
+                             f"in the valley: tooth.root_radius + shoes.pin_radius = {seated:.6g} m")
+        return self
+
+    @model_validator(mode="after")
+    def _frame(self):
+        if self.frame is not None and self.suspension.type != "rigid":
+            raise ValueError(f"frame: the undercarriage frame carries rigid lower rollers; suspension.type is "
+                             f"{self.suspension.type!r} (use 'rigid')")
         return self
 
     @model_validator(mode="after")
