@@ -351,11 +351,15 @@ def add_frame(m: Model, chassis, spec, p: str, y: float, W):
     The spring's free length is its assembled length plus the compression at which, on level ground, the
     two springs hold the moment about the pivot of the weight on the chassis side (the paper's S2: chassis,
     both sprockets and carrier rollers, the seat); the track's pull on the sprockets is not in that balance,
-    so the settled frame turns a little from its assembled angle (:func:`frame_spring_force`).
+    so the settled frame turns a little from its assembled angle (:func:`frame_spring_force`). With
+    ``frame.locked`` the frame is welded to the chassis at the pivot instead (no spring).
     """
     fr = spec.frame
     Y = np.array([0.0, 1.0, 0.0])
     frame = m.add_body(p + "frame", mass=fr.mass, inertia=list(fr.inertia), pos=W(fr.com[0], y, fr.com[1]))
+    if fr.locked:  # one rigid undercarriage (the track subsystem alone): welded at the pivot, no spring
+        m.add_joint(Fixed(chassis, frame, point=W(fr.pivot[0], y, fr.pivot[1]), name=p + "frame.pivot"))
+        return frame
     m.add_joint(Revolute(chassis, frame, point=W(fr.pivot[0], y, fr.pivot[1]), axis=Y, name=p + "frame.pivot"))
     a2 = np.asarray(fr.spring_chassis, float)
     a1 = np.asarray(fr.spring_frame, float)

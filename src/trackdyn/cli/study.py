@@ -1,4 +1,5 @@
-"""``trackdyn study ...``: studies over many runs: ``study convergence SCENARIO``, ``study synthesis``.
+"""``trackdyn study ...``: studies over many runs: ``study convergence SCENARIO``, ``study synthesis``,
+``study joints``, ``study crawler --track-only``.
 
 Wired into the main command by :func:`register` (``register(app)`` in
 ``cli/main.py``). Exit codes as everywhere: 0 success, 1 invalid input or a
@@ -314,6 +315,68 @@ def joints(
                 typer.echo(f"chassis drop before the drive, {k}: largest {1e3 * d['largest_m']:.2f} mm, "
                            f"settled {1e3 * d['settled_m']:.2f} mm")
         typer.echo(f"wrote {folder / 'joints.json'}, " + ", ".join(figures))
+    raise typer.Exit(1 if failed else 0)
+
+
+@study_app.command("crawler")
+def crawler(
+    track_only: bool = typer.Option(False, "--track-only", help="The track subsystem alone on flat ground, forward "
+                                                                 "and reverse (han-sander-mao Figs. 13-14): the "
+                                                                 "undercarriage frames welded to the chassis."),
+    vehicle: str = typer.Option("crawler", "--vehicle", help="Vehicle (default the built-in 'crawler')."),
+    speed: float = typer.Option(3.14, "--speed", help="Sprocket speed after the ramp, rad/s (paper: 3.14)."),
+    ramp: float = typer.Option(0.75, "--ramp", help="Ramp duration from rest, s (paper: 0.75)."),
+    settle: float = typer.Option(0.5, "--settle", help="Settling with the sprocket held before the ramp, s."),
+    hold: float = typer.Option(2.5, "--hold", help="Time at full speed after the ramp, s (>= 1: the steady "
+                                                   "figures average the last second)."),
+    step: Optional[float] = typer.Option(None, "--step", help="Time step, s (default: the links fidelity's own)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Folder for crawler.json and the figures "
+                                                           "(default: crawler-VEHICLE)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+):
+    """han-sander-mao's crawler: with --track-only, its §6 runs (Figs. 13-14): the sprocket ramped linearly from
+    rest to --speed in --ramp seconds, forward and reverse, on flat ground; the track's side view, the sprocket,
+    track and undercarriage speeds, the strand tensions and a link's path, with the track speed against
+    n p ω / 2π (docs/crawler.md)."""
+    from ..experiments.crawler import track_only_study, write_track_only_study
+
+    if not track_only:
+        typer.echo("study crawler: only --track-only is built so far (the integrated vehicle's seat runs, "
+                   "Fig. 15, wait for the recursive fidelity's registration)", err=True)
+        raise typer.Exit(1)
+    try:
+        def progress(direction, row):
+            if not as_json:
+                typer.echo(f"{direction}: {row['status']}, {row['wall_per_sim']:.2f} s wall per simulated s", err=True)
+
+        res = track_only_study(vehicle=vehicle, speed=speed, ramp=ramp, settle=settle, hold=hold, step=step,
+                               progress=progress)
+    except (ValueError, RuntimeError) as err:
+        typer.echo(str(err), err=True)
+        raise typer.Exit(1)
+    folder = Path(out) if out is not None else Path(f"crawler-{vehicle}")
+    figures = write_track_only_study(res, folder)
+    doc = {k: res[k] for k in ("settings", "runs", "summary", "closed_form", "paper")}
+    doc["command"] = ("trackdyn study crawler --track-only" + (f" --vehicle {vehicle}" if vehicle != "crawler" else "")
+                      + (f" --out {out}" if out is not None else ""))
+    doc["figures"] = [Path(f).name for f in figures]
+    doc["out"] = str(folder)
+    failed = [k for k, r in res["runs"].items() if r["status"] != "complete"]
+    doc["status"] = "complete" if not failed else "diverged"
+    _write_atomic(folder / "crawler.json", json.dumps(doc, default=float, indent=1))
+    if as_json:
+        _print_json(doc)
+    else:
+        cf = res["closed_form"]
+        typer.echo(f"track speed closed form n p ω / 2π = {cf['track_speed_mps']:.4f} m/s "
+                   f"(pitch circle r_p ω = {cf['pitch_circle_speed_mps']:.4f})")
+        typer.echo(f"{'run':<8} {'status':<9} {'track, m/s':>10} {'/closed':>8} {'vehicle':>8} {'slip %':>7} "
+                   f"{'top kN':>7} {'bottom kN':>9}")
+        for k, s in res["summary"].items():
+            typer.echo(f"{k:<8} {s['status']:<9} {s['track_speed_mps']:10.4f} {s['track_speed_over_closed_form']:8.4f} "
+                       f"{s['undercarriage_speed_mps']:8.4f} {100 * s['slip']:7.2f} "
+                       f"{1e-3 * s['top_strand_tension_steady_N']:7.2f} {1e-3 * s['bottom_strand_tension_steady_N']:9.2f}")
+        typer.echo(f"wrote {folder / 'crawler.json'}, " + ", ".join(figures))
     raise typer.Exit(1 if failed else 0)
 
 

@@ -14,7 +14,8 @@ import numba as nb
 # detect calls trackdyn.terrain.kernels.bvh_query (formerly terrain._kernels). Numba's cache of evaluate
 # names the modules of the kernels it calls but is invalidated only when this file changes: when they
 # move, change this file too, or a stale cache fails to load (ModuleNotFoundError). The same holds when they
-# change: a cached evaluate keeps the detect it was compiled with (convex polyhedra came with a change here).
+# change: a cached evaluate keeps the detect it was compiled with (convex polyhedra came with a change here, and
+# so did the seven-parameter tooth sprocket, shapes.ToothSprocket).
 from ._detect import detect
 from ._kernels import contact_forces
 

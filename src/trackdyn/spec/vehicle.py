@@ -510,6 +510,8 @@ class FrameSpec(SpecModel):
     spring_frame: XZ = Field(description="spring-damper end on the frame (A1), m")
     stiffness: Positive = Field(description="k_R of eq. 35, N/m")
     damping: NonNeg = Field(description="c_R of eq. 35, N s/m")
+    locked: bool = Field(False, description="the frame welded to the chassis at the pivot (no revolute, no "
+                                            "spring): one rigid undercarriage, the track subsystem alone")
 
     _inertia = field_validator("inertia")(classmethod(lambda cls, v: _check_inertia(v)))
 
