@@ -723,6 +723,30 @@ def chain64_recursive():
     return {"command": "trackdyn bench chain64-recursive --json", "figures": r, "mismatches": []}
 
 
+@producer("crawler-study", "docs/crawler.md (han-sander-mao Figs. 13-14's runs: the crawler's track subsystem alone "
+                           "on flat ground, forward and reverse; docs/crawler/crawler.json and the figures in "
+                           "docs/crawler/; about 1 min)")
+def crawler_study():
+    """`trackdyn study crawler --track-only --out docs/crawler --json`: the sprocket ramped 0 -> ±3.14 rad/s in
+    0.75 s after a 0.5 s hold, 2.5 s at speed; checks the track speed, slip, ripple and strand tensions that
+    docs/crawler.md states."""
+    args = ["study", "crawler", "--track-only", "--out", "docs/crawler"]
+    out = subprocess.run([sys.executable, "-m", "trackdyn.cli.main", *args, "--json"], capture_output=True,
+                         text=True, cwd=HERE.parent)
+    if out.returncode not in (0, 1):
+        raise RuntimeError(f"{' '.join(args)}: exit {out.returncode}: {out.stderr[-2000:]}")
+    r = json.loads(out.stdout)
+    mism = []
+    for d, s in r["summary"].items():
+        row = (f"| {d} | {s['track_speed_mps']:.4f} | {s['track_speed_over_closed_form']:.4f} | "
+               f"{s['undercarriage_speed_mps']:.4f} | {100 * s['slip']:.2f} | "
+               f"{100 * s['speed_ripple_over_pitch_circle_speed']:.2f} | "
+               f"{1e-3 * s['top_strand_tension_steady_N']:.1f} | {1e-3 * s['bottom_strand_tension_steady_N']:.1f} |")
+        if not _doc_says("crawler.md", row):
+            mism.append(f"crawler.md: the {d} row")
+    return {"command": "trackdyn " + " ".join(args) + " --json", "figures": r, "mismatches": mism}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("names", nargs="*", help="producers to run (default: all, or the quick ones with --quick)")

@@ -41,7 +41,7 @@ def settled():
             F = c["normal"][g] * c["normal_force"][g][:, None] + c["tangential_force"][g]
             sgn = np.where(c["body_b"][g] < 0, -1.0, 1.0)  # the force on the vehicle's body
             fz.append(float(np.sum(sgn * F[:, 2])))
-    mass = float(np.sum(np.asarray(sim.model._mass)))
+    mass = float(np.sum(sim.model.body_arrays()[0]))
     return spec, sim, np.asarray(fz), mass, names
 
 

@@ -25,6 +25,9 @@ closed form where there is one:
 - the speed ripple of the undercarriage at the tooth-passing frequency ``n ω / 2π`` (the amplitude of that
   Fourier component) against the same harmonic of the chordal speed ``r_p ω cos φ``, ``|φ| <= π/n``, which a
   rigid undercarriage on a rigid track would follow exactly (:func:`_chordal_first_harmonic`);
+- during the ramp, the bottom strand's tension less the top strand's against the traction ``M a / 2`` a side
+  that the undercarriage's measured acceleration needs (the strands' mid-run tensions: the ground under the
+  rollers takes some of the difference before the middle of the bottom run);
 - the tension of the top and bottom strands (the mean pin force of the links in each straight run) before and
   after the drive starts: forwards the rear sprocket pulls the bottom strand, in reverse the top strand and,
   through it, the idler's recoil spring.
@@ -124,10 +127,18 @@ def track_only_study(vehicle: str = "crawler", speed: float = 3.14, ramp: float 
     out = {"settings": {"vehicle": vehicle, "fidelity": "links", "track_only": True, "frame_locked": spec.frame is not None,
                         "sprocket_speed_radps": speed, "ramp_s": ramp, "settle_s": settle, "hold_s": hold,
                         "t_end_s": t_end, "step_s": step, "record_interval_s": every * step, "side": side,
-                        "n_teeth": n, "pitch_m": pitch, "pitch_radius_m": rp, "shoes": spec.shoes.count},
+                        "n_teeth": n, "pitch_m": pitch, "pitch_radius_m": rp, "shoes": spec.shoes.count,
+                        "mass_kg": _vehicle_mass(spec)},
            "runs": rows, "series": series, "t": times, "closed_form": closed, "paper": PAPER}
     out["summary"] = _summary(out, spec)
     return out
+
+
+def _vehicle_mass(spec) -> float:
+    """The built vehicle's mass, kg (every body: chassis, frames, running gear, shoes, seat)."""
+    from ..assembly.builder import build_vehicle
+
+    return float(np.sum(build_vehicle(spec).model.body_arrays()[0]))
 
 
 def _chordal_first_harmonic(n: int) -> float:
@@ -184,8 +195,18 @@ def _summary(res: dict, spec) -> dict:
         fz = cf["tooth_frequency_hz"]
         e = np.exp(-2j * math.pi * fz * tt)
         amp = float(2 * abs(np.mean((vx[steady] - np.mean(vx[steady])) * e)))
+        # during the ramp (its middle, clear of the jerks at its ends): the strands' difference and the traction
+        # the undercarriage's acceleration needs, M a / 2 a side
+        mid = (t > st["settle_s"] + 0.2 * st["ramp_s"]) & (t < st["settle_s"] + 0.8 * st["ramp_s"])
+        acc = float(np.polyfit(t[mid], vx[mid], 1)[0]) if np.count_nonzero(mid) > 2 else float("nan")
+        diff = np.nanmean(np.where(bottom, force, np.nan), axis=1) - np.nanmean(np.where(top, force, np.nan), axis=1)
+        rest = (t >= st["settle_s"] - 0.2) & (t <= st["settle_s"])
         out[direction] = {
             "status": res["runs"][direction]["status"],
+            "ramp_acceleration_mps2": acc,
+            "ramp_traction_per_side_N": 0.5 * res["settings"]["mass_kg"] * acc,
+            "ramp_bottom_minus_top_N": float(np.nanmean(diff[mid])),
+            "rest_bottom_minus_top_N": float(np.nanmean(diff[rest])),
             "sprocket_speed_end_radps": float(np.mean(om[steady])),
             "track_speed_mps": sign * track,
             "track_speed_over_closed_form": sign * track / cf["track_speed_mps"],
