@@ -210,6 +210,11 @@ class CableContact:
     def commit(self, state) -> None:
         pass
 
+    def contact_loads(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(bodies, forces)``: the wheel and sprocket bodies (system indices) and the cable's load on each
+        (world, N, (n, 3)) at the last evaluation; the arrays are this provider's own (read, do not keep)."""
+        return np.concatenate([self.wheel_body, self.sp_body]), np.concatenate([self.wheel_force, self.sp_force])
+
     def series(self) -> dict:
         out = {f"{self.name}.ground.force.{ax}": (self.ground_force, a) for a, ax in enumerate("xyz")}
         for w, wh in enumerate(self.wheels):

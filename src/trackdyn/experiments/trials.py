@@ -142,6 +142,8 @@ class Monitor:
         self.reason = None
         self.k = 0
         self.contact = prep.contact
+        # force providers whose contacts load bodies outside the contact system (the ancf chain's on the wheels)
+        self.load_providers = [p for p in getattr(sim.system, "providers", ()) if hasattr(p, "contact_loads")]
         # mechanism of a limit (docs/events.md, "Failure modes and what limited the trial"): per track, its
         # lateral position and the drivetrain's slot of its sprocket; the road wheels whose contacts load them
         self.side_names = [s.name for s in sides]
@@ -216,6 +218,8 @@ class Monitor:
                 pv = R.T @ (p - st.q[c, :3]) + self.com_v
                 xv, zw = float(pv[0]), float(p[2])
             loads = self._wheel_loads(ct, R[:, 2])
+        if self.load_providers:
+            loads = loads + self._provider_wheel_loads(R[:, 2])
         S["hull_fn"].append(fn)
         S["hull_x_v"].append(xv)
         S["hull_z"].append(zw)
@@ -277,6 +281,20 @@ class Monitor:
             pos = np.clip(np.searchsorted(self._wheel_sorted, b), 0, n - 1)
             hit = self._wheel_sorted[pos] == b
             np.add.at(out, self._wheel_order[pos[hit]], sign * fz[hit])
+        return out
+
+    def _provider_wheel_loads(self, up):
+        """The road wheels' loads (N, ``self.wheels`` order) from the force providers' contacts
+        (``contact_loads()``: bodies and the world force on each), along the hull's z axis ``up``."""
+        n = len(self.wheels)
+        out = np.zeros(n)
+        if n == 0:
+            return out
+        for prov in self.load_providers:
+            b, F = prov.contact_loads()
+            pos = np.clip(np.searchsorted(self._wheel_sorted, b), 0, n - 1)
+            hit = self._wheel_sorted[pos] == b
+            np.add.at(out, self._wheel_order[pos[hit]], F[hit] @ up)
         return out
 
     def _sample_mechanism(self, st, R, loads) -> None:
