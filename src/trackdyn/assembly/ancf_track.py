@@ -118,6 +118,14 @@ def check_terrain(terrain) -> None:
                      "ground and profile terrains along +x (steps, gaps, half-rounds, trapezoids, roads) only")
 
 
+def check_sprocket(spec) -> None:
+    """Refuse a sprocket whose gaps the cable's sprocket contact cannot take (it seats the pins in the arc
+    gaps of the single-pin profile), naming the field."""
+    if getattr(spec.sprocket, "tooth", None) is not None:
+        raise ValueError("vehicle sprocket.tooth: the 'ancf' fidelity's sprocket contact seats the pins in the "
+                         "arc gaps of sprocket.arc_centre_radius / arc_radius, not han-sander-mao's tooth profile")
+
+
 def check_materials(spec) -> None:
     """Refuse a spec whose track-contact materials the cable's contact cannot take (Kelvin-Voigt only), naming
     the material and its law."""

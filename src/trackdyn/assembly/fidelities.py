@@ -627,9 +627,10 @@ class AncfFormulation:
     def check(self, sc) -> None:
         _check_integrator(self.name, sc.integrator, self.info.integrators)
         self._options(sc)
-        from .ancf_track import check_materials, check_terrain
+        from .ancf_track import check_materials, check_sprocket, check_terrain
 
         spec, terrain = vehicle_placement(sc)[:2]
+        check_sprocket(spec)
         check_materials(spec)
         check_terrain(terrain)
 

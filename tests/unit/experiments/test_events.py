@@ -247,6 +247,7 @@ def test_ride_statistics_match_the_stored_trace(tmp_path):
     (lambda: E.run_event("ride", wheels=3), "unknown option"),
     (lambda: E.step_climb("m113", fidelity="fem"), "fidelity"),
     (lambda: E.half_round("m113", fidelity="ancf"), "Kelvin-Voigt"),
+    (lambda: E.half_round("crawler", fidelity="ancf"), "sprocket.tooth"),
 ])
 def test_bad_event_options_are_refused_before_running(call, msg):
     with pytest.raises(ValueError, match=msg):
