@@ -548,11 +548,14 @@ class BushingFormulation(_CompliantPins):
         return None, PinTensions(vm.sides, names)
 
 
-#: the ancf fidelity's step (s). The linearised Euler step moves the nodes along straight lines, so an element
-#: turning at ω gains a stretch (ω h)² / 2 a step, which its EA = 3.0e9 N turns into a spurious axial force:
-#: 234 kN at 25 rad/s (a sprocket's wrap) and 5e-4 s (measured: 758 kN in the wraps after the 0.2-1.2 s ramp of
-#: ``trackdyn bench apc-joints-stepsize``), 9.4 kN at 1e-4 s, 2.3 kN at 5e-5 s, against the chain's 5-30 kN.
-#: Newton-iterated Euler would remove it but does not converge on the contacts (t = 0.014 s at 5e-4 s).
+#: the ancf fidelity's step (s): the largest of ``trackdyn bench apc-joints-stepsize``'s steps whose road wheels
+#: stay within 1 mm of the fidelity's own 1e-5 s run over 2 s at 25 rad/s (0.82 mm; 1.44 mm at 1e-4 s). The
+#: linearised Euler step moves the nodes along straight lines, so an element turning at ω gains a stretch
+#: (ω h)² / 2 a step, which its EA = 3.0e9 N would turn into a spurious axial force (234 kN at 25 rad/s and
+#: 5e-4 s); the cable's elastic force is therefore linearised about the step's predicted end
+#: (``CableForces(predictor=True)``), which removes it. What limits the step since is the chain's travel: the
+#: vehicle's forward position drifts from the reference first order in h, 3.5 times as fast as on links
+#: (docs/joints/ancf.md, "The step").
 ANCF_STEP = 5e-5
 
 
