@@ -65,6 +65,15 @@ Vec3 = tuple[Finite, Finite, Finite]
 Inertia = tuple[Positive, Positive, Positive]
 
 
+def _increasing_table(v, what: str, axis: str):
+    """A (x, y) table of at least 2 points whose x increases strictly; ValueError naming ``what`` and ``axis``."""
+    if len(v) < 2:
+        raise ValueError(f"{what} needs at least 2 points")
+    if any(b[0] <= a[0] for a, b in zip(v, v[1:])):
+        raise ValueError(f"{axis} must increase strictly")
+    return v
+
+
 class SpecError(ValueError):
     """An invalid spec: every problem with its field path, value and reason."""
 
@@ -413,11 +422,7 @@ class DamperSpec(SpecModel):
     @field_validator("table")
     @classmethod
     def _table(cls, v):
-        if len(v) < 2:
-            raise ValueError("a damper table needs at least 2 points")
-        if any(b[0] <= a[0] for a, b in zip(v, v[1:])):
-            raise ValueError("velocities must increase strictly")
-        return v
+        return _increasing_table(v, "a damper table", "velocities")
 
 
 class StationSpec(SpecModel):
@@ -601,11 +606,7 @@ class PowertrainSpec(SpecModel):
     @field_validator("torque_map")
     @classmethod
     def _map(cls, v):
-        if len(v) < 2:
-            raise ValueError("a torque map needs at least 2 points")
-        if any(b[0] <= a[0] for a, b in zip(v, v[1:])):
-            raise ValueError("sprocket speeds must increase strictly")
-        return v
+        return _increasing_table(v, "a torque map", "sprocket speeds")
 
 
 class SeatSpec(SpecModel):

@@ -24,7 +24,8 @@ import math
 
 from pydantic import Field, field_validator, model_validator
 
-from .vehicle import (ChassisSpec, Finite, Inertia, NonNeg, Positive, SeatSpec, SpecModel, XZ, _check_inertia)
+from .vehicle import (ChassisSpec, Finite, Inertia, NonNeg, Positive, SeatSpec, SpecModel, XZ, _check_inertia,
+                      _increasing_table)
 
 __all__ = ["WheelStationSpec", "WheelsSpec", "TyreSpec", "WheelPowertrainSpec", "WheeledVehicleSpec",
            "TRACK_SECTIONS"]
@@ -137,11 +138,7 @@ class WheelPowertrainSpec(SpecModel):
     @field_validator("torque_map")
     @classmethod
     def _map(cls, v):
-        if len(v) < 2:
-            raise ValueError("a torque map needs at least 2 points")
-        if any(b[0] <= a[0] for a, b in zip(v, v[1:])):
-            raise ValueError("wheel speeds must increase strictly")
-        return v
+        return _increasing_table(v, "a torque map", "wheel speeds")
 
 
 class WheeledVehicleSpec(SpecModel):
