@@ -78,3 +78,11 @@ def test_an_upward_import_breaks_the_contract(tmp_path):
     assert "BROKEN" in r.stdout
     assert "trackdyn.math is not allowed to import trackdyn.cli" in r.stdout, r.stdout
     assert "trackdyn.math -> trackdyn.cli" in r.stdout, r.stdout
+
+
+@pytest.mark.parametrize("module", sorted(p.stem for p in (ROOT / "src" / "trackdyn" / "testing").glob("benchmarks*.py")))
+def test_each_benchmark_module_imports_first(module):
+    """Each ``trackdyn.testing.benchmarks*`` module imports on its own in a fresh interpreter (bench scripts import
+    ``benchmarks_vehicle`` before ``benchmarks``; a name imported from a partly initialised module broke them)."""
+    r = subprocess.run([sys.executable, "-c", f"import trackdyn.testing.{module}"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]

@@ -32,7 +32,7 @@ from ..sim.run import prepare
 from ..spec.scenario import Scenario
 from ..terrain import Flat
 from .benchmarks import bench, machine_info, timed_run
-from .benchmarks_vehicle import _wheel_names
+from . import benchmarks_vehicle as BV  # a module, not its names: benchmarks_vehicle imports benchmarks, which imports this
 
 __all__ = ["JOINT_FIDELITIES", "PAPER_RATIOS", "SPROCKET_SPEED", "apc_joints", "apc_joints_stepsize"]
 
@@ -182,7 +182,7 @@ def apc_joints_stepsize(t_end: float = 2.0, ramp=(0.2, 1.2), h_ref: float = 1e-5
             base = prepare(_scenario(f, None, (t0, t1)))
         base.sim.run(t1)
         state0 = base.sim.state.copy()
-        wheels = _wheel_names(base)
+        wheels = BV._wheel_names(base)
         names = [w + ".pos.z" for w in wheels] + ["chassis.pos.x", "chassis.pos.z"]
         ref = None
         rows = []
