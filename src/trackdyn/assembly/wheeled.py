@@ -281,9 +281,11 @@ def check_wheeled_scenario(sc, fidelity: str, integrators: tuple) -> None:
         raise ValueError(f"scenario.{err} ({spec.name!r} runs on point tyres)") from None
 
 
-def build_wheeled_scenario(sc, integrator_options: dict):
+def build_wheeled_scenario(sc, integrator_options: dict, system_cls=None):
     """The :class:`~trackdyn.formulations.contract.Build` of a wheeled vehicle's scenario (absolute
-    coordinates, tyres with their Jacobian, wheel motors), for the ``links`` fidelity."""
+    coordinates, tyres with their Jacobian, wheel motors), for the ``links`` fidelity; ``system_cls`` another
+    :class:`~trackdyn.formulations.absolute.AbsoluteSystem` class on the same model and providers (the
+    ``synthesis`` fidelity's, which steps it in joint coordinates)."""
     from ..contact.tyre import TerrainTyres
     from ..formulations.absolute import AbsoluteSystem
     from ..formulations.contract import Build
@@ -305,5 +307,5 @@ def build_wheeled_scenario(sc, integrator_options: dict):
     drivetrain = WheelDrivetrain(idx["chassis"], [idx[vm.sides[SIDES[s]].arms[k]] for s, k in driven],
                                  [idx[n] for n in names], [s for s, _ in driven], names,
                                  spec.powertrain.torque_map, spec.powertrain.brake_torque, sc.driver)
-    system = AbsoluteSystem(m, providers=[tyres, drivetrain, *vm.providers], coupling="full")
+    system = (system_cls or AbsoluteSystem)(m, providers=[tyres, drivetrain, *vm.providers], coupling="full")
     return Build(spec, vm, system, tyres, drivetrain, sc.integrator, integrator_options)

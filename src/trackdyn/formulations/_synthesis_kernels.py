@@ -22,6 +22,7 @@ import numpy as np
 
 from ..contact.tyre import vertical_force
 from ..linsolve._dense_kernels import gauss_solve
+from ..math._kernels import quat_mul
 from ..mbs._kernels import advance_positions_dq, constraint_eval
 
 P_M, P_I, P_S0, P_S1, P_A0, P_U0, P_C1 = 0, 1, 10, 13, 16, 19, 22
@@ -977,3 +978,340 @@ def run_cart_ei(h, nsteps, q0, v0, q1, v1, m0, I0, B, gravity, sp, Rrel0, c_type
         evaluate_cart(t1, q0, v0, q1, v1, m0, I0, B, gravity, sp, Rrel0, c_type, c_body, c_a, c_s, c_c, c_u, c_f,
                       road, speed, fade, w, Meff, Peff, a0, a1c, lamc)
     return nsteps
+
+
+# ------------------------------------------------------------------------------------------ chain subsystems
+# A *chain subsystem* is a small open chain of up to NBS bodies hanging from the base, each on a revolute to its
+# parent in the chain (local index >= 0) or to the base (-1), in relative joint coordinates θ measured from a
+# massless virtual base welded to the base body (kim-2012 eq. 21-30 generalised from one body to a chain). Its
+# arrays, one row per subsystem i and one column per chain body j (parents before children):
+#   ch_body (n, NBS) model body index (-1 unused), ch_parent (n, NBS) local parent (-1 base), ch_nb (n) bodies,
+#   ch_axis (n, NBS, 3) joint axis in the parent's body frame, ch_sp / ch_sc (n, NBS, 3) the joint point in the
+#   parent's / the body's frame (from the centre of mass), ch_q0 (n, NBS, 4) the body's orientation relative to
+#   its parent at θ = 0 (a unit quaternion, scalar first).
+# θ = 0 is the model's assembled pose. The applied forces of every body (gravity, gyroscopic, force elements,
+# providers) come in as f (nb, 6) = (world force, body-frame torque), the absolute formulation's own vector, so
+# the spring-dampers and motors between base, arm and wheel enter through the velocity transformation
+# (Q_θ = Σ b_jᵀ f_j) rather than as joint torques: the same numbers, without a second copy of the force laws.
+NBS = 4  # bodies per chain subsystem, at most
+
+
+@nb.njit(cache=True)
+def chain_pose(q0, v0, th, thd, ch_body, ch_parent, ch_nb, ch_axis, ch_sp, ch_sc, ch_q0, q, v):
+    """Absolute positions q (nb, 7) and velocities v (nb, 6) of every chain body from the base state (q0 (7),
+    v0 (6): (ṙ world, ω̄ body)) and the joint coordinates th, thd (n, NBS). The base's own row is the
+    caller's."""
+    Rp = np.empty((3, 3))
+    Rb = np.empty((NBS, 3, 3))
+    pos = np.empty((NBS, 3))
+    vel = np.empty((NBS, 3))
+    om = np.empty((NBS, 3))
+    qu = np.empty((NBS, 4))
+    R0 = np.empty((3, 3))
+    _quat_R(q0, R0)
+    w0 = R0 @ v0[3:]
+    rp = np.empty(3)
+    vp = np.empty(3)
+    wp = np.empty(3)
+    qp = np.empty(4)
+    tmp = np.empty(7)
+    x1 = np.empty(3)
+    x2 = np.empty(3)
+    for i in range(ch_nb.shape[0]):
+        for j in range(ch_nb[i]):
+            p = ch_parent[i, j]
+            for r in range(3):
+                if p < 0:
+                    rp[r], vp[r], wp[r] = q0[r], v0[r], w0[r]
+                    for c in range(3):
+                        Rp[r, c] = R0[r, c]
+                else:
+                    rp[r], vp[r], wp[r] = pos[p, r], vel[p, r], om[p, r]
+                    for c in range(3):
+                        Rp[r, c] = Rb[p, r, c]
+            for k in range(4):
+                qp[k] = q0[3 + k] if p < 0 else qu[p, k]
+            a = ch_axis[i, j]
+            s = math.sin(0.5 * th[i, j])
+            qa = (math.cos(0.5 * th[i, j]), s * a[0], s * a[1], s * a[2])
+            qr = quat_mul(quat_mul((qp[0], qp[1], qp[2], qp[3]), qa),
+                          (ch_q0[i, j, 0], ch_q0[i, j, 1], ch_q0[i, j, 2], ch_q0[i, j, 3]))
+            nrm = math.sqrt(qr[0] ** 2 + qr[1] ** 2 + qr[2] ** 2 + qr[3] ** 2)
+            for k in range(4):
+                qu[j, k] = qr[k] / nrm
+                tmp[3 + k] = qu[j, k]
+            _quat_R(tmp, Rb[j])
+            aw = Rp @ a
+            dp = Rp @ ch_sp[i, j]
+            dc = Rb[j] @ ch_sc[i, j]
+            for k in range(3):
+                pos[j, k] = rp[k] + dp[k] - dc[k]
+                om[j, k] = wp[k] + aw[k] * thd[i, j]
+            _cross(wp, dp, x1)
+            _cross(om[j], dc, x2)
+            for k in range(3):
+                vel[j, k] = vp[k] + x1[k] - x2[k]
+            b = ch_body[i, j]
+            for k in range(3):
+                q[b, k] = pos[j, k]
+                v[b, k] = vel[j, k]
+            for k in range(4):
+                q[b, 3 + k] = qu[j, k]
+            wb = Rb[j].T @ om[j]
+            for k in range(3):
+                v[b, 3 + k] = wb[k]
+
+
+@nb.njit(cache=True)
+def _skew_mul_add(d, W, out, sign, ncol):
+    """out[:, :ncol] += sign · [d]× W (W (3, ncol))."""
+    for c in range(ncol):
+        x = d[1] * W[2, c] - d[2] * W[1, c]
+        y = d[2] * W[0, c] - d[0] * W[2, c]
+        z = d[0] * W[1, c] - d[1] * W[0, c]
+        out[0, c] += sign * x
+        out[1, c] += sign * y
+        out[2, c] += sign * z
+
+
+@nb.njit(cache=True)
+def chain_terms(i, q0, v0, th, thd, f, mass, inertia, ch_body, ch_parent, ch_nb, ch_axis, ch_sp, ch_sc, ch_q0,
+                Meff, Peff, Myq, Mqq, Pq, Jb, cb, q, v):
+    """Chain subsystem i in joint coordinates (kim-2012 eq. 21-26 for a chain): the velocity transformation of
+    every chain body, ``(ṙ_j, ω̄_j) = Jb[i, j] (Y0, θ̇)`` and acceleration ``Jb[i, j] (Ẏ0, θ̈) + cb[i, j]``, and
+    from them M_yy, M_yq (6, nq), M_qq (nq, nq), P_y, P_q (eq. 24); adds M̆ = M_yy - M_yq M_qq⁻¹ M_yqᵀ (eq. 25)
+    to Meff and P̆ = P_y - M_yq M_qq⁻¹ P_q (eq. 26) to Peff, and stores M_yq, M_qq and P_q for eq. 30.
+    Positions and velocities of the chain bodies are read from q, v (nb, 7), (nb, 6) (:func:`chain_pose`)."""
+    nq = ch_nb[i]
+    ncol = 6 + nq
+    R0 = np.empty((3, 3))
+    _quat_R(q0, R0)
+    w0 = R0 @ v0[3:]
+    Jv = np.zeros((NBS, 3, 6 + NBS))
+    Jw = np.zeros((NBS, 3, 6 + NBS))
+    ca = np.zeros((NBS, 3))
+    cw = np.zeros((NBS, 3))
+    Rj = np.empty((3, 3))
+    Rp = np.empty((3, 3))
+    JvB = np.zeros((3, 6 + NBS))
+    JwB = np.zeros((3, 6 + NBS))
+    for k in range(3):
+        JvB[k, k] = 1.0
+        for c in range(3):
+            JwB[k, 3 + c] = R0[k, c]
+    A = np.zeros((6 + NBS, 6 + NBS))
+    P = np.zeros(6 + NBS)
+    MJ = np.zeros((6, 6 + NBS))
+    h = np.zeros(6)
+    zero3 = np.zeros(3)
+    for j in range(nq):
+        p = ch_parent[i, j]
+        b = ch_body[i, j]
+        if p < 0:
+            Jvp, Jwp = JvB, JwB
+            cap, cwp = zero3, zero3
+            wp = w0
+            for r in range(3):
+                for c in range(3):
+                    Rp[r, c] = R0[r, c]
+        else:
+            Jvp, Jwp = Jv[p], Jw[p]
+            cap, cwp = ca[p], cw[p]
+            bp = ch_body[i, p]
+            _quat_R(q[bp], Rp)
+            wp = Rp @ v[bp, 3:]
+        _quat_R(q[b], Rj)
+        wj = Rj @ v[b, 3:]
+        aw = Rp @ ch_axis[i, j]
+        dp = Rp @ ch_sp[i, j]
+        dc = Rj @ ch_sc[i, j]
+        for r in range(3):
+            for c in range(ncol):
+                Jw[j, r, c] = Jwp[r, c]
+                Jv[j, r, c] = Jvp[r, c]
+            Jw[j, r, 6 + j] += aw[r]
+        _skew_mul_add(dp, Jwp, Jv[j], -1.0, ncol)
+        _skew_mul_add(dc, Jw[j], Jv[j], 1.0, ncol)
+        # velocity-product accelerations (every Ẏ0 and θ̈ zero)
+        x = np.empty(3)
+        _cross(wp, aw, x)
+        for k in range(3):
+            cw[j, k] = cwp[k] + x[k] * thd[i, j]
+        t1 = np.empty(3)
+        _cross(cwp, dp, t1)
+        y = np.empty(3)
+        _cross(wp, dp, y)
+        t2 = np.empty(3)
+        _cross(wp, y, t2)
+        t3 = np.empty(3)
+        _cross(cw[j], dc, t3)
+        _cross(wj, dc, y)
+        t4 = np.empty(3)
+        _cross(wj, y, t4)
+        for k in range(3):
+            ca[j, k] = cap[k] + t1[k] + t2[k] - t3[k] - t4[k]
+        # the body's rows in (ṙ world, ω̄ body): Jb and cb
+        m = mass[b]
+        I = inertia[b]
+        for r in range(3):
+            for c in range(ncol):
+                Jb[i, j, r, c] = Jv[j, r, c]
+                s = 0.0
+                for k in range(3):
+                    s += Rj[k, r] * Jw[j, k, c]
+                Jb[i, j, 3 + r, c] = s
+            cb[i, j, r] = ca[j, r]
+            s = 0.0
+            for k in range(3):
+                s += Rj[k, r] * cw[j, k]
+            cb[i, j, 3 + r] = s
+        for r in range(3):
+            for c in range(ncol):
+                MJ[r, c] = m * Jb[i, j, r, c]
+                s = 0.0
+                for k in range(3):
+                    s += I[r, k] * Jb[i, j, 3 + k, c]
+                MJ[3 + r, c] = s
+            h[r] = f[b, r] - m * cb[i, j, r]
+            s = f[b, 3 + r]
+            for k in range(3):
+                s -= I[r, k] * cb[i, j, 3 + k]
+            h[3 + r] = s
+        for r in range(ncol):
+            s = 0.0
+            for k in range(6):
+                s += Jb[i, j, k, r] * h[k]
+            P[r] += s
+            for c in range(ncol):
+                s = 0.0
+                for k in range(6):
+                    s += Jb[i, j, k, r] * MJ[k, c]
+                A[r, c] += s
+    # eq. 25-26: M̆ and P̆ by M_qq⁻¹ [M_yqᵀ | P_q]
+    X = np.empty((NBS, 7))
+    S = np.empty((NBS, NBS))
+    col = np.empty(NBS)
+    for c in range(7):
+        for r in range(nq):
+            for k in range(nq):
+                S[r, k] = A[6 + r, 6 + k]
+            col[r] = A[c, 6 + r] if c < 6 else P[6 + r]
+        gauss_solve(S, col, nq, col)
+        for r in range(nq):
+            X[r, c] = col[r]
+    for r in range(6):
+        s = P[r]
+        for k in range(nq):
+            s -= A[r, 6 + k] * X[k, 6]
+        Peff[r] += s
+        for c in range(6):
+            s = A[r, c]
+            for k in range(nq):
+                s -= A[r, 6 + k] * X[k, c]
+            Meff[r, c] += s
+    for r in range(nq):
+        Pq[i, r] = P[6 + r]
+        for c in range(nq):
+            Mqq[i, r, c] = A[6 + r, 6 + c]
+        for k in range(6):
+            Myq[i, k, r] = A[k, 6 + r]
+
+
+@nb.njit(cache=True)
+def chain_base_solve(f0, m0, I0, Meff, Peff, a0):
+    """The free base's equation (eq. 28): (M0 + Σ M̆) Ẏ0 = g0 + Σ P̆ with g0 = f0 (its applied force and torque,
+    gyroscopic included) on (ṙ world, ω̄ body)."""
+    M = np.empty((6, 6))
+    g = np.empty(6)
+    for r in range(6):
+        g[r] = f0[r] + Peff[r]
+        for c in range(6):
+            M[r, c] = Meff[r, c]
+    for k in range(3):
+        M[k, k] += m0
+        for c in range(3):
+            M[3 + k, 3 + c] += I0[k, c]
+    gauss_solve(M, g, 6, a0)
+
+
+@nb.njit(cache=True)
+def chain_recover(a0, ch_nb, Myq, Mqq, Pq, thdd):
+    """θ̈ of every chain subsystem (eq. 30): M_qq θ̈ = P_q - M_yqᵀ Ẏ0."""
+    S = np.empty((NBS, NBS))
+    col = np.empty(NBS)
+    for i in range(ch_nb.shape[0]):
+        nq = ch_nb[i]
+        for r in range(nq):
+            s = Pq[i, r]
+            for k in range(6):
+                s -= Myq[i, k, r] * a0[k]
+            col[r] = s
+            for c in range(nq):
+                S[r, c] = Mqq[i, r, c]
+        gauss_solve(S, col, nq, col)
+        for r in range(nq):
+            thdd[i, r] = col[r]
+
+
+@nb.njit(cache=True)
+def chain_evaluate(q0, v0, th, thd, f, base, mass, inertia, ch_body, ch_parent, ch_nb, ch_axis, ch_sp, ch_sc,
+                   ch_q0, q, v, Meff, Peff, Myq, Mqq, Pq, Jb, cb, a0, thdd, solve_base):
+    """Joint-coordinate synthesis of a free base with chain subsystems at one instant: every subsystem's
+    M̆, P̆ (eq. 25-26), the base equation (eq. 28; ``solve_base`` 0 skips it and keeps a0) and every θ̈
+    (eq. 30)."""
+    Meff[:, :] = 0.0
+    Peff[:] = 0.0
+    for i in range(ch_nb.shape[0]):
+        chain_terms(i, q0, v0, th, thd, f, mass, inertia, ch_body, ch_parent, ch_nb, ch_axis, ch_sp, ch_sc, ch_q0,
+                    Meff, Peff, Myq, Mqq, Pq, Jb, cb, q, v)
+    if solve_base:
+        chain_base_solve(f[base], mass[base], inertia[base], Meff, Peff, a0)
+    chain_recover(a0, ch_nb, Myq, Mqq, Pq, thdd)
+
+
+@nb.njit(cache=True)
+def chain_body_acc(a0, thdd, base, ch_body, ch_nb, Jb, cb, acc):
+    """Absolute accelerations (nb, 6) = (r̈ world, ω̄̇ body) of the base and the chain bodies."""
+    for k in range(6):
+        acc[base, k] = a0[k]
+    for i in range(ch_nb.shape[0]):
+        nq = ch_nb[i]
+        for j in range(nq):
+            b = ch_body[i, j]
+            for r in range(6):
+                s = cb[i, j, r]
+                for c in range(6):
+                    s += Jb[i, j, r, c] * a0[c]
+                for c in range(nq):
+                    s += Jb[i, j, r, 6 + c] * thdd[i, c]
+                acc[b, r] = s
+
+
+@nb.njit(cache=True)
+def chain_coordinates(q, v, ch_body, ch_parent, ch_nb, ch_axis, ch_q0, base, th, thd):
+    """θ, θ̇ (n, NBS) of every chain joint from absolute positions and velocities (the inverse of
+    :func:`chain_pose` for states on the joints' manifold; θ in (-π, π])."""
+    Rp = np.empty((3, 3))
+    Rc = np.empty((3, 3))
+    for i in range(ch_nb.shape[0]):
+        for j in range(ch_nb[i]):
+            p = ch_parent[i, j]
+            bp = base if p < 0 else ch_body[i, p]
+            b = ch_body[i, j]
+            # rotation about the axis: conj(ρ_p) ρ_c conj(ρ_rel0) = (cos θ/2, sin θ/2 a)
+            qp = (q[bp, 3], -q[bp, 4], -q[bp, 5], -q[bp, 6])
+            qc = (q[b, 3], q[b, 4], q[b, 5], q[b, 6])
+            qr = quat_mul(quat_mul(qp, qc), (ch_q0[i, j, 0], -ch_q0[i, j, 1], -ch_q0[i, j, 2], -ch_q0[i, j, 3]))
+            a = ch_axis[i, j]
+            s = qr[1] * a[0] + qr[2] * a[1] + qr[3] * a[2]
+            th[i, j] = 2.0 * math.atan2(s, qr[0])
+            if th[i, j] > math.pi:
+                th[i, j] -= 2.0 * math.pi
+            elif th[i, j] <= -math.pi:
+                th[i, j] += 2.0 * math.pi
+            _quat_R(q[bp], Rp)
+            _quat_R(q[b], Rc)
+            wp = Rp @ v[bp, 3:]
+            wc = Rc @ v[b, 3:]
+            aw = Rp @ a
+            thd[i, j] = aw[0] * (wc[0] - wp[0]) + aw[1] * (wc[1] - wp[1]) + aw[2] * (wc[2] - wp[2])

@@ -47,16 +47,19 @@ Example
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..integrators.base import Integrator
 from ..mbs.forces import RSDA
 from ..mbs.joints import Prismatic, Revolute, perpendicular_frame
 from . import _synthesis_kernels as SK
 from .absolute import AbsoluteSystem
 
-__all__ = ["COORDINATES", "SCHEMES", "Subsystem", "SynthesisRun", "SynthesisSystem"]
+__all__ = ["COORDINATES", "SCHEMES", "Subsystem", "SynthesisRun", "SynthesisSystem", "ChainSynthesis",
+           "SynthesisStepper", "SynthesisAbsoluteSystem", "SCHEME_INTEGRATORS"]
 
 COORDINATES = ("cartesian", "joint")
 SCHEMES = ("explicit", "explicit-implicit")
@@ -330,3 +333,470 @@ class SynthesisSystem:
                                       alpha, newton_rtol, newton_atol, newton_max_iter, int(projection), out, iters,
                                       jac)
         return SynthesisRun(coordinates, scheme, float(step), nsteps, int(done), out, iters, jac[0].item())
+
+
+# ====================================================================================================== vehicles
+# A free base (6 dof) with subsystems that are small open chains (an arm and its wheel), on the absolute
+# system's own forces: :class:`ChainSynthesis` (one instant) and :class:`SynthesisStepper` (the time step).
+
+CHAIN_SCHEMES = ("explicit", "explicit-implicit")
+#: the integrator names of the ``synthesis`` fidelity and their schemes
+SCHEME_INTEGRATORS = {"synthesis-ab3-hht": "explicit-implicit", "synthesis-ab3": "explicit"}
+
+
+class SynthesisAbsoluteSystem(AbsoluteSystem):
+    """The absolute system of a model stepped by :class:`SynthesisStepper`: it supplies the forces (the same
+    force elements and providers as the absolute formulation), the recorded series and the initial state.
+    The stepper's coordinates are the joints' own, without multipliers, so the system declares no joint
+    reactions (``joint_reactions = False``): the recorder writes no ``*.force.*``/``*.torque.*`` series of
+    joints, rather than zero-filled ones."""
+
+    formulation = "synthesis"
+    joint_reactions = False
+
+
+class ChainSynthesis:
+    """A model as a free base body plus subsystems that are open chains of bodies on revolutes (kim-2012's
+    joint-coordinate subsystems, eq. 21-30, generalised from one body to a chain).
+
+    Parameters
+    ----------
+    system : AbsoluteSystem
+        The model's absolute system: its masses, initial pose, and its force evaluation
+        (:meth:`AbsoluteSystem.eval_forces`: gravity, gyroscopic terms, force elements and providers), which
+        the synthesis projects through its velocity transformation.
+    base : str
+        The base body (6 dof, free).
+    chains : sequence of sequence of str
+        Each subsystem's bodies from the base outwards (e.g. ``["left.arm[0]", "left.wheel[0]"]``); each body
+        hangs by a :class:`~trackdyn.mbs.joints.Revolute` on the one before it (the first on the base). Every
+        body of the model but the base is in exactly one chain and every joint is one of the chains' revolutes.
+
+    The joint angles are zero at the model's assembled pose. Raises ValueError naming the body or joint that
+    does not fit.
+    """
+
+    def __init__(self, system, base: str, chains):
+        from . import _synthesis_kernels as K
+
+        self.system = system
+        model = system.model
+        names = list(model.body_names)
+        idx = {nm: k for k, nm in enumerate(names)}
+        if base not in idx:
+            raise ValueError(f"ChainSynthesis: base {base!r} is not a body of the model")
+        self.base = idx[base]
+        chains = [list(c) for c in chains]
+        if not chains:
+            raise ValueError("ChainSynthesis: at least one subsystem is needed")
+        n = len(chains)
+        for c in chains:
+            if not 1 <= len(c) <= K.NBS:
+                raise ValueError(f"ChainSynthesis: chain {c}: 1 to {K.NBS} bodies per subsystem")
+        seen = [nm for c in chains for nm in c]
+        missing = [nm for nm in names if nm != base and nm not in seen]
+        if missing:
+            raise ValueError(f"ChainSynthesis: bodies {missing} are in no subsystem (each body but the base "
+                             "must be in one chain)")
+        dup = sorted({nm for nm in seen if seen.count(nm) > 1 or nm == base or nm not in idx})
+        if dup:
+            raise ValueError(f"ChainSynthesis: bodies {dup} are unknown, the base, or in two chains")
+        joints = {}
+        for j in model.joints:
+            a, b = j.body_a, j.body_b
+            if a.is_ground or b.is_ground:
+                raise ValueError(f"ChainSynthesis: joint {j.name!r} ties a body to the ground; the base is free")
+            joints[(a.name, b.name)] = j
+            joints[(b.name, a.name)] = j
+        q0, mass = system.q0, system.mass
+        self.ch_body = np.full((n, K.NBS), -1, np.int64)
+        self.ch_parent = np.full((n, K.NBS), -1, np.int64)
+        self.ch_nb = np.array([len(c) for c in chains], np.int64)
+        self.ch_axis = np.zeros((n, K.NBS, 3))
+        self.ch_sp = np.zeros((n, K.NBS, 3))
+        self.ch_sc = np.zeros((n, K.NBS, 3))
+        self.ch_q0 = np.zeros((n, K.NBS, 4))
+        self.ch_q0[:, :, 0] = 1.0
+        used = set()
+        for i, c in enumerate(chains):
+            for jn, nm in enumerate(c):
+                parent = base if jn == 0 else c[jn - 1]
+                joint = joints.get((parent, nm))
+                if not isinstance(joint, Revolute):
+                    raise ValueError(f"ChainSynthesis: body {nm!r} must hang on {parent!r} by a Revolute; found "
+                                     f"{type(joint).__name__ if joint is not None else 'no joint'}")
+                used.add(joint.name)
+                ip, ib = idx[parent], idx[nm]
+                Rp, Rc = self._R(q0[ip]), self._R(q0[ib])
+                self.ch_body[i, jn] = ib
+                self.ch_parent[i, jn] = jn - 1
+                self.ch_axis[i, jn] = Rp.T @ np.asarray(joint.axis, float)
+                self.ch_sp[i, jn] = Rp.T @ (np.asarray(joint.point, float) - q0[ip, :3])
+                self.ch_sc[i, jn] = Rc.T @ (np.asarray(joint.point, float) - q0[ib, :3])
+                qp = q0[ip, 3:]
+                self.ch_q0[i, jn] = _quat_mul(np.array([qp[0], -qp[1], -qp[2], -qp[3]]), q0[ib, 3:])
+        extra = sorted({j.name for j in model.joints} - used)
+        if extra:
+            raise ValueError(f"ChainSynthesis: joints {extra} are not the chains' revolutes (the synthesis "
+                             "models open chains on a free base)")
+        self.n = n
+        self.nq = int(self.ch_nb.max())
+        self.chains = chains
+        self.mass, self.inertia = system.mass, system.inertia
+        nb_ = system.nb
+        self.q = system.q0.copy()
+        self.v = system.v0.copy()
+        self.f = np.zeros((nb_, 6))
+        self._data = np.zeros(system.pattern.nnz)
+        self.Meff = np.zeros((6, 6))
+        self.Peff = np.zeros(6)
+        self.Myq = np.zeros((n, 6, K.NBS))
+        self.Mqq = np.zeros((n, K.NBS, K.NBS))
+        self.Pq = np.zeros((n, K.NBS))
+        self.Jb = np.zeros((n, K.NBS, 6, 6 + K.NBS))
+        self.cb = np.zeros((n, K.NBS, 6))
+        self.K = K
+
+    @staticmethod
+    def _R(q):
+        R = np.zeros((3, 3))
+        SK._quat_R(np.concatenate([[0.0, 0.0, 0.0], np.asarray(q, float)[-4:]]), R)
+        return R
+
+    # ------------------------------------------------------------------ coordinates
+    def coordinates(self, q, v):
+        """``(q0 (7), v0 (6), θ (n, NBS), θ̇ (n, NBS))`` of absolute positions q (nb, 7) and velocities v."""
+        th = np.zeros((self.n, self.K.NBS))
+        thd = np.zeros((self.n, self.K.NBS))
+        self.K.chain_coordinates(np.ascontiguousarray(q), np.ascontiguousarray(v), self.ch_body, self.ch_parent,
+                                 self.ch_nb, self.ch_axis, self.ch_q0, self.base, th, thd)
+        return q[self.base].copy(), v[self.base].copy(), th, thd
+
+    def pose(self, q0, v0, th, thd, q=None, v=None):
+        """Absolute positions and velocities (nb, 7), (nb, 6) of the base state and joint coordinates (into
+        ``q``, ``v`` when given)."""
+        q = self.q if q is None else q
+        v = self.v if v is None else v
+        q[self.base] = q0
+        v[self.base] = v0
+        self.K.chain_pose(q0, v0, th, thd, self.ch_body, self.ch_parent, self.ch_nb, self.ch_axis, self.ch_sp,
+                          self.ch_sc, self.ch_q0, q, v)
+        return q, v
+
+    # ------------------------------------------------------------------ one instant
+    def forces(self, t, state, h=0.0):
+        """The absolute formulation's applied forces f (nb, 6) at the pose in ``self.q``, ``self.v`` (the
+        providers see ``state`` as the step's state, e.g. the driver's memory)."""
+        s = self.system
+        s.update_kinematics(self.q, self.v)
+        f = s.eval_forces(t, self.v, 0.0, 0.0, self._data, state=state, h=h)
+        self.f[:] = f
+        return self.f
+
+    def evaluate(self, t, q0, v0, th, thd, state, h=0.0, a0=None, solve_base=True):
+        """Pose, forces and the synthesis at one instant: returns ``(a0 (6), θ̈ (n, NBS))``. With
+        ``solve_base`` False the base acceleration ``a0`` is given (the subsystems' eq. 30 only)."""
+        self.pose(q0, v0, th, thd)
+        f = self.forces(t, state, h)
+        a0 = np.zeros(6) if a0 is None else a0
+        thdd = np.zeros((self.n, self.K.NBS))
+        self.K.chain_evaluate(q0, v0, th, thd, f, self.base, self.mass, self.inertia, self.ch_body, self.ch_parent,
+                              self.ch_nb, self.ch_axis, self.ch_sp, self.ch_sc, self.ch_q0, self.q, self.v,
+                              self.Meff, self.Peff, self.Myq, self.Mqq, self.Pq, self.Jb, self.cb, a0, thdd,
+                              int(solve_base))
+        return a0, thdd
+
+    def body_accelerations(self, a0, thdd, acc=None):
+        """Absolute accelerations (nb, 6) = (r̈ world, ω̄̇ body) of every body from the last :meth:`evaluate`."""
+        acc = np.zeros((self.system.nb, 6)) if acc is None else acc
+        self.K.chain_body_acc(a0, thdd, self.base, self.ch_body, self.ch_nb, self.Jb, self.cb, acc)
+        return acc
+
+    def accelerations(self, state, h=0.0):
+        """``(a0, θ̈, acc (nb, 6))`` at an absolute state on the joints' manifold."""
+        q0, v0, th, thd = self.coordinates(state.q, state.v)
+        a0, thdd = self.evaluate(state.t, q0, v0, th, thd, state, h)
+        return a0, thdd, self.body_accelerations(a0, thdd)
+
+    def effective_mass(self):
+        """M0 + Σ M̆ (6, 6) of the last :meth:`evaluate`: the base's effective mass."""
+        M = self.Meff.copy()
+        M[:3, :3] += self.mass[self.base] * np.eye(3)
+        M[3:, 3:] += self.inertia[self.base]
+        return M
+
+
+def _quat_mul(p, q):
+    return np.array([p[0] * q[0] - p[1] * q[1] - p[2] * q[2] - p[3] * q[3],
+                     p[0] * q[1] + p[1] * q[0] + p[2] * q[3] - p[3] * q[2],
+                     p[0] * q[2] - p[1] * q[3] + p[2] * q[0] + p[3] * q[1],
+                     p[0] * q[3] + p[1] * q[2] - p[2] * q[1] + p[3] * q[0]])
+
+
+class SynthesisStepper(Integrator):
+    """Time stepper of a :class:`ChainSynthesis` (kim-2012's joint models, Table 2 models 3 and 4, on a free
+    base with chain subsystems), an :class:`~trackdyn.integrators.base.Integrator` for the generic
+    :class:`~trackdyn.sim.simulation.Simulation`: it takes and returns the absolute state of every body.
+
+    ``scheme = "explicit"``: AB3 (AB1, AB2 on the first steps) on the base and on every joint coordinate, one
+    synthesis evaluation per step. The base's rotation advances in the chart centred at its current
+    orientation: the past orientations are mapped into it exactly and their rates carry the inverse right
+    Jacobian of SO(3) (``dexp⁻¹``, :mod:`trackdyn.integrators._chart_kernels`), so AB3 keeps its order on the
+    rotation group.
+
+    ``scheme = "explicit-implicit"``: AB3 on the base as above; HHT-α (``alpha``) on every subsystem's joint
+    coordinates with the base at t_{n+1} from AB3 (kim-2012 eq. 31-35), all subsystems' Newton iterations
+    together (each iteration is one force evaluation of the whole vehicle, the subsystems being independent
+    once the base is given); the base's acceleration in eq. 31 extrapolated linearly from t_n and t_{n-1}
+    and its coupling term α-weighted like a force (docs/synthesis.md: eq. 31 as printed is first order);
+    Newton matrix (eq. 35) by finite differences of the residual, all subsystems at once, kept as a chord
+    and refreshed when a step needs more than ``refresh_after`` iterations or fails. After the subsystems the
+    base equation at t_{n+1} gives a0_{n+1} (and the state's accelerations).
+
+    The driver decides once per step from the step's initial state (as on every fidelity).
+    """
+
+    name = "synthesis"
+    SCHEMES = CHAIN_SCHEMES
+
+    def __init__(self, system, step, chains=None, base="chassis", scheme="explicit-implicit", alpha=-0.2,
+                 newton_tol=1e-8, newton_max_iter=12, refresh_after=3, solver="direct", **options):
+        if options:
+            raise ValueError(f"integrator 'synthesis': unknown options {sorted(options)}; it takes scheme, alpha, "
+                             "newton_tol, newton_max_iter, refresh_after")
+        h = float(step)
+        if not (np.isfinite(h) and h > 0):
+            raise ValueError(f"integrator 'synthesis': step must be positive, got {step!r}")
+        if scheme not in CHAIN_SCHEMES:
+            raise ValueError(f"integrator 'synthesis': scheme = {scheme!r}: choose one of {list(CHAIN_SCHEMES)}")
+        a = float(alpha)
+        if not -1.0 / 3.0 <= a <= 0.0:
+            raise ValueError(f"integrator 'synthesis': alpha = {alpha!r}: HHT-α needs -1/3 <= alpha <= 0")
+        for key, val in (("newton_tol", newton_tol),):
+            if not (np.isfinite(float(val)) and float(val) > 0):
+                raise ValueError(f"integrator 'synthesis': {key} = {val!r}: expected a positive number")
+        for key, val in (("newton_max_iter", newton_max_iter), ("refresh_after", refresh_after)):
+            if isinstance(val, bool) or int(val) != val or int(val) < 1:
+                raise ValueError(f"integrator 'synthesis': {key} = {val!r}: expected an integer >= 1")
+        if chains is None:
+            raise ValueError("integrator 'synthesis': needs the subsystems' chains (the fidelity gives them)")
+        super().__init__(system, h)
+        self.scheme = scheme
+        self.alpha = a
+        self.gamma = 0.5 - a
+        self.beta = 0.25 * (1.0 - a) ** 2
+        self.newton_tol = float(newton_tol)
+        self.newton_max_iter = int(newton_max_iter)
+        self.refresh_after = int(refresh_after)
+        self.options = {"scheme": scheme, "alpha": a, "newton_tol": self.newton_tol,
+                        "newton_max_iter": self.newton_max_iter, "refresh_after": self.refresh_after}
+        self.cs = ChainSynthesis(system, base, chains)
+        n, nq = self.cs.n, self.cs.nq
+        mask = np.zeros((n, nq), bool)
+        for i in range(n):
+            mask[i, :self.cs.ch_nb[i]] = True
+        self._mask = mask
+        self._H = None  # Newton matrices (n, nq, nq), a chord
+        self._x1 = np.zeros((1, 6))
+        self._qr = np.zeros((1, 7))
+
+    def settings(self) -> dict:
+        name = next(k for k, v in SCHEME_INTEGRATORS.items() if v == self.scheme)
+        return {"integrator": name, "step": self.h, **self.options}
+
+    # ------------------------------------------------------------------ helpers
+    def _eval(self, t, q0, v0, th, thd, state, a0=None, solve_base=True):
+        t0 = time.perf_counter()
+        a0, thdd = self.cs.evaluate(t, q0, v0, th, thd, state, self.h, a0=a0, solve_base=solve_base)
+        self.counters["residual_evals"] += 1
+        self.timing["forces"] += time.perf_counter() - t0
+        return a0, thdd
+
+    def _start(self, state):
+        """The step's history: restored from ``state.extra`` when it belongs to this state, else begun anew
+        from the absolute state (AB1 on the first step)."""
+        ex = state.extra
+        ht = ex.get("synthesis.t")
+        if ht is not None and float(ht[0]) == state.t and ex["synthesis.q0"].shape[0] == ht.shape[0] \
+                and np.array_equal(ex["synthesis.q0"][0], state.q[self.cs.base]):
+            if len(ht) == 1 or np.allclose(np.diff(ht), -self.h, rtol=1e-9, atol=0.0):
+                return {k: ex[k] for k in ex if k.startswith("synthesis.")}
+        q0, v0, th, thd = self.cs.coordinates(state.q, state.v)
+        a0, thdd = self._eval(state.t, q0, v0, th, thd, state)
+        nq = self.cs.nq
+        return {"synthesis.t": np.array([state.t]), "synthesis.q0": q0[None], "synthesis.v0": v0[None],
+                "synthesis.a0": a0[None], "synthesis.th": th[:, :nq].copy(), "synthesis.thd": thd[None, :, :nq],
+                "synthesis.thdd": thdd[None, :, :nq], "synthesis.x": thdd[:, :nq].copy(),
+                "synthesis.F": self._coupling_force(a0)}
+
+    def _coupling_force(self, a0):
+        """F = M_yqᵀ Ẏ0 - P_q (n, nq) of the last evaluation: HHT's force term of eq. 31, α-weighted."""
+        nq = self.cs.nq
+        return np.einsum("ikj,k->ij", self.cs.Myq[:, :, :nq], a0) - self.cs.Pq[:, :nq]
+
+    def _advance_base(self, hist, c):
+        """AB step of the base in the chart at its current orientation: (q0, v0) at t_{n+1}."""
+        from ..integrators._chart_kernels import chart_log, chart_rate
+        from ..mbs._kernels import advance_positions_dq
+
+        h = self.h
+        qn = hist["synthesis.q0"][0:1]
+        dx = np.zeros((1, 6))
+        x = np.zeros((1, 6))
+        r = np.zeros((1, 6))
+        v1 = hist["synthesis.v0"][0].copy()
+        for j in range(len(c)):
+            chart_log(qn, hist["synthesis.q0"][j:j + 1], x)
+            chart_rate(x, hist["synthesis.v0"][j:j + 1], r)
+            dx += (h * c[j]) * r
+            v1 += (h * c[j]) * hist["synthesis.a0"][j]
+        q1 = np.zeros((1, 7))
+        advance_positions_dq(qn, dx, q1)
+        return q1[0], v1
+
+    # ------------------------------------------------------------------ the step
+    def _step_impl(self, state):
+        from ..errors import StepFailed
+        from ..mbs.model import State
+
+        t0 = time.perf_counter()
+        tf = self.timing["forces"]
+        hist = self._start(state)
+        k = min(len(hist["synthesis.t"]), 3)
+        c = _AB[k - 1]
+        h, t1 = self.h, state.t + self.h
+        q0, v0 = self._advance_base(hist, c)
+        th = hist["synthesis.th"]
+        nq = self.cs.nq
+        NBS = self.cs.K.NBS
+        if self.scheme == "explicit" and k == 1:  # Heun's step to start: AB3 keeps its order only so
+            q0, v0, th1, thd1 = self._heun(state, hist, q0, v0, t1)
+            iters = 2
+        elif self.scheme == "explicit":
+            th1 = th + h * np.einsum("j,jik->ik", c, hist["synthesis.thd"][:k])
+            thd1 = hist["synthesis.thd"][0] + h * np.einsum("j,jik->ik", c, hist["synthesis.thdd"][:k])
+            iters = 1
+        else:
+            th1, thd1, iters = self._hht(state, hist, q0, v0, t1)
+        # the new state, its driver memory, then its accelerations (the next step's rates)
+        thP = np.zeros((self.cs.n, NBS))
+        thdP = np.zeros((self.cs.n, NBS))
+        thP[:, :nq], thdP[:, :nq] = th1, thd1
+        q, v = self.cs.pose(q0, v0, thP, thdP, q=np.empty_like(state.q), v=np.empty_like(state.v))
+        new = State(t1, q, v, np.zeros_like(state.lam), np.zeros_like(state.acc), dict(state.extra))
+        self.system.commit(new)
+        a0, thdd = self._eval(t1, q0, v0, thP, thdP, new)
+        self.cs.body_accelerations(a0, thdd, new.acc)
+        if not (np.all(np.isfinite(a0)) and np.all(np.isfinite(thdd))):
+            raise StepFailed(f"t = {t1:.6g} s: non-finite accelerations in the synthesis")
+        keep = 3
+        ex = new.extra
+        ex["synthesis.t"] = np.concatenate([[t1], hist["synthesis.t"]])[:keep]
+        ex["synthesis.q0"] = np.concatenate([q0[None], hist["synthesis.q0"]])[:keep]
+        ex["synthesis.v0"] = np.concatenate([v0[None], hist["synthesis.v0"]])[:keep]
+        ex["synthesis.a0"] = np.concatenate([a0[None], hist["synthesis.a0"]])[:keep]
+        ex["synthesis.th"] = th1
+        ex["synthesis.thd"] = np.concatenate([thd1[None], hist["synthesis.thd"]])[:keep]
+        ex["synthesis.thdd"] = np.concatenate([thdd[None, :, :nq], hist["synthesis.thdd"]])[:keep]
+        ex["synthesis.x"] = self._x if self.scheme != "explicit" else thdd[:, :nq].copy()
+        ex["synthesis.F"] = self._coupling_force(a0)
+        self.counters["iterations"] += iters
+        self.last["iterations"] = iters
+        self.timing["update"] += time.perf_counter() - t0 - (self.timing["forces"] - tf)
+        return new
+
+    def _heun(self, state, hist, qe, ve, t1):
+        """The explicit model's first step, Heun's (order 2 locally 3, as AB3's): Euler's predictor
+        ``(qe, ve)`` for the base and the joints, one evaluation there, then the mean of the two rates (the
+        base's rotation in the chart at its start, the predictor's rate mapped by dexp⁻¹)."""
+        from ..integrators._chart_kernels import chart_rate
+        from ..mbs._kernels import advance_positions_dq
+
+        h = self.h
+        cs = self.cs
+        nq, NBS = cs.nq, cs.K.NBS
+        th, thd, thdd = hist["synthesis.th"], hist["synthesis.thd"][0], hist["synthesis.thdd"][0]
+        TH = np.zeros((cs.n, NBS))
+        THD = np.zeros((cs.n, NBS))
+        TH[:, :nq] = th + h * thd
+        THD[:, :nq] = thd + h * thdd
+        a0s, thdds = self._eval(t1, qe, ve, TH, THD, state)
+        q0n, v0n, a0n = hist["synthesis.q0"][0], hist["synthesis.v0"][0], hist["synthesis.a0"][0]
+        r = np.zeros((1, 6))
+        chart_rate((h * v0n)[None], ve[None], r)
+        dx = (0.5 * h) * (v0n + r[0])
+        q1 = np.zeros((1, 7))
+        advance_positions_dq(q0n[None], dx[None], q1)
+        v1 = v0n + 0.5 * h * (a0n + a0s)
+        return q1[0], v1, th + 0.5 * h * (thd + THD[:, :nq]), thd + 0.5 * h * (thdd + thdds[:, :nq])
+
+    def _hht(self, state, hist, q0, v0, t1):
+        """HHT-α on every subsystem's joint coordinates with the base at t_{n+1} (eq. 31-35), batched."""
+        from ..errors import StepFailed
+
+        h, al, be, ga = self.h, self.alpha, self.beta, self.gamma
+        cs = self.cs
+        n, nq, NBS = cs.n, cs.nq, cs.K.NBS
+        th, thd = hist["synthesis.th"], hist["synthesis.thd"][0]
+        xa = hist["synthesis.x"]
+        Fn = hist["synthesis.F"]
+        a0h = hist["synthesis.a0"]
+        a0p = 2.0 * a0h[0] - a0h[1] if len(a0h) > 1 else a0h[0].copy()
+        thb = th + h * thd + h * h * (0.5 - be) * xa
+        thdb = thd + h * (1.0 - ga) * xa
+        TH = np.zeros((n, NBS))
+        THD = np.zeros((n, NBS))
+        mask = self._mask
+
+        def residual(x):
+            TH[:, :nq] = thb + be * h * h * x
+            THD[:, :nq] = thdb + ga * h * x
+            self._eval(t1, q0, v0, TH, THD, state, a0=a0p, solve_base=False)
+            F = self._coupling_force(a0p)
+            r = np.einsum("ijk,ik->ij", cs.Mqq[:, :nq, :nq], x) + (1.0 + al) * F - al * Fn
+            return np.where(mask, r, 0.0)
+
+        def jacobian(x, r):
+            H = np.zeros((n, nq, nq))
+            for k in range(nq):  # every subsystem's k-th coordinate at once: they are independent given the base
+                eps = 1e-6 * np.maximum(1.0, np.abs(x[:, k]))
+                xk = x.copy()
+                xk[:, k] += eps
+                H[:, :, k] = (residual(xk) - r) / eps[:, None]
+            H[~mask] = 0.0
+            for i in range(n):
+                for j in range(cs.ch_nb[i], nq):
+                    H[i, j, j] = 1.0
+            self.counters["jacobian_evals"] += 1
+            return H
+
+        for attempt in range(2):
+            x = xa.copy()
+            fresh = self._H is None or attempt == 1
+            conv = False
+            it = 0
+            for it in range(1, self.newton_max_iter + 1):
+                r = residual(x)
+                if fresh and it == 1:
+                    self._H = jacobian(x, r)
+                    self.counters["factorizations"] += 1
+                dx = -np.linalg.solve(self._H, r[..., None])[..., 0]
+                self.counters["solves"] += 1
+                x += dx
+                if np.all(ga * h * np.abs(dx) <= self.newton_tol * (1.0 + np.abs(thdb))):
+                    conv = bool(np.all(np.isfinite(x)))
+                    break
+            if conv:
+                if it > self.refresh_after:
+                    self._H = None
+                break
+            if fresh:
+                break
+        if not conv:
+            raise StepFailed(f"t = {t1:.6g} s: the subsystems' HHT Newton iteration did not converge in "
+                             f"{self.newton_max_iter} iterations (integrator 'synthesis', explicit-implicit)")
+        self._x = x
+        return thb + be * h * h * x, thdb + ga * h * x, it
+
+
+_AB = (np.array([1.0]), np.array([1.5, -0.5]), np.array([23.0, -16.0, 5.0]) / 12.0)

@@ -1,0 +1,120 @@
+"""The ``synthesis`` fidelity (kim-2012): the chassis as a free base body, each suspension unit a subsystem.
+
+A wheeled vehicle (:class:`~trackdyn.spec.wheeled.WheeledVehicleSpec`) is built by the ``links`` fidelity's
+wheeled builder (:func:`~trackdyn.assembly.wheeled.build_wheeled_scenario`: the same bodies, joints, arm
+springs, point tyres and wheel motors), and stepped in joint coordinates by
+:class:`~trackdyn.formulations.synthesis.SynthesisStepper`: the chassis has its 6 dof, each unit (the arm on
+its pivot and the wheel on its axle) is a two-body chain subsystem reduced to an effective mass and force on
+the chassis (eq. 21-30 for a chain), one batch of small dense problems in compiled kernels.
+
+Integrators (``scenario.integrator``):
+
+- ``synthesis-ab3-hht`` (default): kim-2012's explicit-implicit model: AB3 on the chassis, HHT-α on the
+  subsystems with Newton (the tyres' slip and the brakes make the wheel spin stiff);
+- ``synthesis-ab3``: the explicit model, AB3 on everything.
+
+Integrator options (``scenario.options`` without a dot): ``alpha``, ``newton_tol``, ``newton_max_iter``,
+``refresh_after`` (:class:`~trackdyn.formulations.synthesis.SynthesisStepper`). The recorded series are the
+``links`` model's of the same vehicle (``chassis.*``, ``left.wheel[k].*``, ``left.arm[k].*``, the tyres', the
+motors', ``driver.*``) except the joints' reactions, which joint coordinates do not compute.
+
+Refused by name: tracked vehicles (the road-arm subsystems with the track loops in the base's system are not
+built), NSC or other contact options, a seat (a prismatic joint: the chains hold revolutes only), another
+integrator or saddle-point solver.
+"""
+
+from __future__ import annotations
+
+from ..formulations.contract import Build, FormulationInfo, register_formulation
+from ..formulations.synthesis import SCHEME_INTEGRATORS, SynthesisAbsoluteSystem, SynthesisStepper
+from .wheeled import SIDES, build_wheeled_scenario, check_wheeled_scenario
+
+__all__ = ["SynthesisFormulation", "SYNTHESIS_STEP", "SYNTHESIS_OPTIONS"]
+
+#: The fidelity's default step (s). The chassis is advanced explicitly in both models, and at rest the point
+#: tyres' slip law damps its horizontal motion hard: with the wheels braked the slip's denominator is the
+#: floor v_min = 0.1 m/s, so each tyre's μ F_z / (κ_ref v_min) = 2.6e5 N s/m acts on the chassis; in yaw the six
+#: give 1.6e6 N m s on ~1 300 kg m², |λ| ≈ 1 200 1/s, and AB3's real-axis bound 0.545/|λ| is 0.45 ms
+#: (docs/synthesis.md, "robot-6x6 on synthesis"). 2.5e-4 s, the links event step, keeps a margin of ~2 there.
+SYNTHESIS_STEP = 2.5e-4
+#: the stepper's options that a scenario may set (``scenario.options``, no prefix)
+SYNTHESIS_OPTIONS = ("alpha", "newton_tol", "newton_max_iter", "refresh_after")
+
+
+class SynthesisFormulation:
+    """``synthesis``: chassis as base body, suspension units as joint-coordinate subsystems (module docstring)."""
+
+    name = "synthesis"
+    info = FormulationInfo(
+        models="a wheeled vehicle's chassis as a free base body (6 dof) and each suspension unit (arm and "
+               "spinning wheel) a joint-coordinate chain subsystem reduced to effective mass and force on it; "
+               "point tyres and wheel motors as links; no joint reactions",
+        cost="subsystem synthesis", paper="kim-2012", default_step=SYNTHESIS_STEP,
+        default_integrator="synthesis-ab3-hht", integrators=tuple(SCHEME_INTEGRATORS),
+        option_prefixes=(), benchmark="", conformance_vehicle="robot-6x6", running_gear=("wheels",),
+        # measured against links on robot-6x6 (tests/integration/test_conformance.py; docs/synthesis.md):
+        conformance=(
+            ("settle", "height_m", 1e-4,
+             "the same bodies, springs and tyres: both hold the static pose to within their steps' errors "
+             "(links' implicit Euler damps the drop's bounce, the synthesis' AB3/HHT hardly)"),
+            ("settle", "pitch_deg", 0.01,
+             "equal wheel loads by the spec's centre of mass: both settle level; the difference is the decay "
+             "of the drop's pitch oscillation under the two integrators' numerical damping"),
+            ("settle", "speed_mps", 0.002,
+             "both stand on their brakes: the drift is the brakes' smooth torque law and the tyres' slip law, "
+             "the same laws in both"),
+            ("bump", "rise_m", 0.005,
+             "the same model over the bump at 4 m/s: the rise differs by the integrators' step errors (links' "
+             "first-order implicit Euler against AB3 and HHT) in the 1.2 Hz bounce excited by the bump"),
+            ("bump", "pitch_max_deg", 0.3,
+             "as the rise: the same pitch response with the two integrators' different numerical damping"),
+            ("bump", "speed_mean_mps", 0.02,
+             "the same PID driver and motors; the mean speed moves with the traction jacking of the arms over "
+             "the bump, integrated with different errors"),
+        ))
+
+    def defaults(self, options):
+        return self.info.default_integrator, self.info.default_step
+
+    def _options(self, sc) -> dict:
+        opts = dict(sc.options or {})
+        dotted = sorted(k for k in opts if isinstance(k, str) and "." in k)
+        if dotted:
+            why = ("NSC contact is not built on the synthesis fidelity (its tyres are the links model's smooth "
+                   "point tyres)" if "contact.method" in opts else "the synthesis fidelity reads no prefixed options")
+            raise ValueError(f"scenario.options {dotted}: {why}; integrator options only: {list(SYNTHESIS_OPTIONS)}")
+        bad = sorted(k for k in opts if k not in SYNTHESIS_OPTIONS)
+        if bad:
+            raise ValueError(f"scenario.options {bad}: unknown option of the 'synthesis' fidelity's stepper; "
+                             f"choose from {list(SYNTHESIS_OPTIONS)}")
+        return opts
+
+    def check(self, sc) -> None:
+        if isinstance(sc.integrator, str) and sc.integrator not in SCHEME_INTEGRATORS:
+            raise ValueError(f"scenario.integrator = {sc.integrator!r}: the 'synthesis' fidelity steps with its own "
+                             f"{list(SCHEME_INTEGRATORS)} (AB3 explicit, or AB3 on the chassis and HHT on the "
+                             "subsystems)")
+        if sc.solver != "direct":
+            raise ValueError(f"scenario.solver = {sc.solver!r}: the 'synthesis' fidelity solves small dense systems "
+                             "of its own; it takes no saddle-point solver (leave 'direct')")
+        self._options(sc)
+        spec = sc.vehicle_spec()
+        if getattr(spec, "running_gear", "tracks") != "wheels":
+            raise ValueError(f"fidelity 'synthesis': vehicle {spec.name!r} runs on tracks; the synthesis fidelity "
+                             "builds wheeled vehicles only (docs/synthesis.md, Left to do)")
+        if getattr(spec, "seat", None) is not None:
+            raise ValueError(f"seat: vehicle {spec.name!r} has a seat on a prismatic joint; the 'synthesis' "
+                             "fidelity's subsystems are chains of revolutes (remove [seat] or use links)")
+        check_wheeled_scenario(sc, self.name, self.info.integrators)
+
+    def build(self, sc) -> Build:
+        opts = self._options(sc)
+        b = build_wheeled_scenario(sc, {}, system_cls=SynthesisAbsoluteSystem)
+        vm = b.vehicle
+        chains = [[vm.sides[s].arms[k], vm.sides[s].wheels[k]] for s in SIDES for k in range(len(vm.sides[s].arms))]
+        integrator = sc.integrator or self.info.default_integrator
+        options = {"chains": chains, "base": vm.chassis, "scheme": SCHEME_INTEGRATORS[integrator], **opts}
+        return Build(b.spec, vm, b.system, b.contact, b.drivetrain, SynthesisStepper, options)
+
+
+register_formulation(SynthesisFormulation())
