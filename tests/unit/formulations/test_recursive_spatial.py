@@ -1,0 +1,350 @@
+"""The spatial recursive formulation against the absolute one and against the planar recursive code.
+
+Every figure asserted here is an agreement between independent computations: the spatial recursive kernels
+(relative joint coordinates, rotation vectors, the articulated-body pass with cut-row columns), the absolute
+formulation's arrays (body masses, the thesis's constraint primitives, forces) on the same
+:class:`~trackdyn.mbs.model.Model`, finite differences of the poses, and the planar recursive kernels.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from trackdyn.formulations.absolute import AbsoluteSystem, RedundantConstraintWarning
+from trackdyn.formulations.recursive import RecursiveSystem
+from trackdyn.formulations.recursive_spatial import RecursiveSpatialSystem
+from trackdyn.integrators import make_integrator
+from trackdyn.integrators.recursive import RecursiveABM, RecursiveRK4
+from trackdyn.math.quaternion import quat_from_axis_angle, quat_to_matrix
+from trackdyn.mbs import TSDA, Cylindrical, Fixed, Model, Prismatic, Revolute, RevoluteMotor, Spherical
+from trackdyn.testing.problems import chain, chain_loop, four_bar, four_bar_output_angle
+
+
+
+def dense_mass(a):
+    M = np.zeros((6 * a.nb, 6 * a.nb))
+    for b in range(a.nb):
+        M[6 * b:6 * b + 3, 6 * b:6 * b + 3] = a.mass[b] * np.eye(3)
+        M[6 * b + 3:6 * b + 6, 6 * b + 3:6 * b + 6] = a.inertia[b]
+    return M
+
+
+def absolute_accelerations(a, qa, va):
+    """Body accelerations of the absolute index-1 system [[M, Jᵀ], [J, 0]] [v̇; λ] = [f; γ] (dense)."""
+    a.update_kinematics(qa, va)
+    a.update_drivers(0.0)
+    a.eval_constraints(want_gamma=True)
+    f = a.eval_forces(0.0, va, 0.0, 0.0, np.zeros(a.pattern.nnz)).ravel().copy()
+    M, J = dense_mass(a), a.dense_jacobian()
+    nd = 6 * a.nb
+    K = np.zeros((nd + a.nc, nd + a.nc))
+    K[:nd, :nd], K[:nd, nd:], K[nd:, :nd] = M, J.T, J
+    sol = np.linalg.solve(K, np.concatenate([f, a.gamma]))
+    return sol[:nd].reshape(a.nb, 6)
+
+
+# ---------------------------------------------------------------------------- models
+def _q(axis, ang):
+    return quat_from_axis_angle(np.asarray(axis, float) / np.linalg.norm(axis), ang)
+
+
+def spatial_chain():
+    """An open 3-D chain: ground -R(y)- l0 -spherical- l1 -R(tilted)- l2 -prismatic- slider, a body welded to l1,
+    a spring-damper along the slide; every body rotated off the axes, non-isotropic inertias."""
+    m = Model(gravity=(0.0, 0.0, -9.81))
+    pts = [np.array([0.0, 0.0, 0.0]), np.array([0.3, 0.05, 0.0]), np.array([0.45, 0.25, 0.1]),
+           np.array([0.55, 0.3, 0.35])]
+    mids = [0.5 * (pts[k] + pts[k + 1]) for k in range(3)]
+    l0 = m.add_body("l0", mass=2.0, inertia=[0.004, 0.02, 0.021], pos=mids[0], quat=_q([0, 0, 1], 0.2))
+    l1 = m.add_body("l1", mass=1.5, inertia=[0.003, 0.012, 0.013], pos=mids[1], quat=_q([1, 1, 0], 0.7))
+    l2 = m.add_body("l2", mass=1.0, inertia=[0.002, 0.008, 0.009], pos=mids[2], quat=_q([0, 1, 1], -0.4))
+    sl = m.add_body("slider", mass=0.5, inertia=[0.001, 0.0012, 0.0015], pos=pts[3] + [0.0, 0.0, 0.05],
+                    quat=_q([1, 0, 1], 0.3))
+    tip = m.add_body("tip", mass=0.8, inertia=[0.001, 0.002, 0.0025], pos=mids[1] + [0.0, -0.1, 0.02],
+                     quat=_q([0, 0, 1], 1.0))
+    m.add_joint(Revolute(m.ground, l0, point=pts[0], axis=[0, 1, 0], name="j0"))
+    m.add_joint(Spherical(l0, l1, point=pts[1], name="j1"))
+    m.add_joint(Revolute(l1, l2, point=pts[2], axis=[0.3, -0.5, 0.8], name="j2"))
+    m.add_joint(Prismatic(l2, sl, point=pts[3], axis=pts[3] - pts[2], name="j3"))
+    m.add_joint(Fixed(l1, tip, point=mids[1], name="weld"))
+    m.add_force(TSDA(l2, sl, pts[2], pts[3] + [0.0, 0.0, 0.05], stiffness=800.0, damping=2.0, name="spring"))
+    return m
+
+
+def floating_loop():
+    """A floating plate hung from the ground by a spring-damper (no joint: a free base), turning about a tilted
+    axis, with a closed loop plate -R- hanger1 -S- bar1 -R- bar2 -S- hanger2 -R- plate under it (non-parallel
+    axes); breadth first cuts the bars' revolute (5 rows)."""
+    m = Model(gravity=(0.0, 0.0, -9.81))
+    P = m.add_body("plate", mass=5.0, inertia=[0.05, 0.08, 0.12], pos=[0.0, 0.0, 0.0], quat=_q([1, 2, 3], 0.3))
+    A1, A2 = np.array([-0.3, 0.0, 0.0]), np.array([0.3, 0.05, 0.0])
+    C1, C2 = np.array([-0.25, 0.05, -0.4]), np.array([0.28, 0.0, -0.38])
+    M = np.array([0.02, 0.08, -0.45])
+    L1 = m.add_body("hanger1", mass=1.0, inertia=[0.013, 0.014, 0.001], pos=0.5 * (A1 + C1), quat=_q([0, 1, 0], 0.1))
+    L2 = m.add_body("hanger2", mass=1.2, inertia=[0.015, 0.016, 0.0012], pos=0.5 * (A2 + C2), quat=_q([1, 0, 0], 0.2))
+    B1 = m.add_body("bar1", mass=0.7, inertia=[0.001, 0.006, 0.0065], pos=0.5 * (C1 + M), quat=_q([0, 0, 1], 0.1))
+    B2 = m.add_body("bar2", mass=0.6, inertia=[0.001, 0.005, 0.0055], pos=0.5 * (C2 + M), quat=_q([0, 0, 1], -0.2))
+    m.add_joint(Revolute(P, L1, point=A1, axis=[0.0, 1.0, 0.2], name="r1"))
+    m.add_joint(Revolute(P, L2, point=A2, axis=[0.1, 1.0, -0.1], name="r2"))
+    m.add_joint(Spherical(L1, B1, point=C1, name="s1"))
+    m.add_joint(Spherical(L2, B2, point=C2, name="s2"))
+    m.add_joint(Revolute(B1, B2, point=M, axis=[0.2, 0.3, 1.0], name="mid"))
+    m.add_force(TSDA(m.ground, P, [0.0, 0.0, 0.6], [0.05, 0.02, 0.0], stiffness=1500.0, damping=5.0,
+                     free_length=0.4, name="hook"))
+    w = np.array([0.4, -0.3, 1.0])  # the whole assembly turning rigidly about the plate's centre
+    _, _, q0, _ = m.body_arrays()
+    for k, nm in enumerate(m.body_names):
+        m.set_initial_pose(nm, vel=np.cross(w, q0[k, :3]) + [0.1, 0.0, 0.2], omega=quat_to_matrix(q0[k, 3:]).T @ w)
+    return m
+
+
+def rssr(driven=False):
+    """A spatial four-bar: crank on a ground revolute about (0, −0.3, 1), rocker on a ground revolute about x,
+    coupler on two spherical joints; breadth first cuts ball B (3 rows). ``driven``: the crank is a motor at
+    2 rad/s (a driver row)."""
+    m = Model(gravity=(0.0, 0.0, -9.81))
+    O2, O4 = np.zeros(3), np.array([0.5, 0.1, 0.0])
+    A = np.array([0.15, 0.0, 0.05])
+    B = np.array([0.5, 0.1 + 0.25 * np.cos(0.5), 0.25 * np.sin(0.5)])
+    crank = m.add_body("crank", mass=1.0, inertia=[0.0005, 0.003, 0.003], pos=0.5 * (O2 + A))
+    coup = m.add_body("coupler", mass=0.8, inertia=[0.0008, 0.01, 0.0102], pos=0.5 * (A + B), quat=_q([0, 0, 1], 0.6))
+    rock = m.add_body("rocker", mass=1.1, inertia=[0.006, 0.0006, 0.0061], pos=0.5 * (O4 + B))
+    cls = RevoluteMotor if driven else Revolute
+    kw = {"speed": 2.0} if driven else {}
+    m.add_joint(cls(m.ground, crank, point=O2, axis=[0, -0.3, 1], name="crank_pin", **kw))
+    m.add_joint(Revolute(m.ground, rock, point=O4, axis=[1, 0, 0], name="pivot"))
+    m.add_joint(Spherical(crank, coup, point=A, name="ballA"))
+    m.add_joint(Spherical(coup, rock, point=B, name="ballB"))
+    return m
+
+
+def absolute(model):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RedundantConstraintWarning)
+        return AbsoluteSystem(model)
+
+
+def spatial(model):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RedundantConstraintWarning)
+        return RecursiveSpatialSystem(model)
+
+
+def random_state(sys, seed, scale=0.3):
+    rng = np.random.default_rng(seed)
+    return scale * rng.normal(size=sys.n), rng.normal(size=sys.n)
+
+
+def manifold_state(sys, seed, scale=0.05):
+    q, qd = random_state(sys, seed, scale)
+    sys.project(q, qd)
+    return q, qd
+
+
+# ---------------------------------------------------------------------------- structure
+def test_spanning_tree_joint_types_and_cut_rows():
+    ch = RecursiveSpatialSystem(spatial_chain())
+    # revolute 1 + spherical 3 + revolute 1 + weld 0 + prismatic 1
+    assert (ch.n, ch.nc, ch.cut_joints) == (6, 0, [])
+    assert ch.node_joint == ["j0", "j1", "j2", "weld", "j3"] and ch.node_nd.tolist() == [1, 3, 1, 0, 1]
+    fl = RecursiveSpatialSystem(floating_loop())
+    assert fl.floating_bases == ["plate"] and fl.node_joint[0] == "plate.free"
+    assert (fl.n, fl.nc, fl.cut_joints, fl.removed_rows) == (6 + 1 + 1 + 3 + 3, 5, ["mid"], [])
+    rs = RecursiveSpatialSystem(rssr(driven=True))
+    assert (rs.n, rs.nc, rs.cut_joints, rs.drivers) == (5, 3 + 1, ["ballB"], ["crank_pin"])
+    # the planar loop: each cut revolute's 3 out-of-plane rows depend on the others and are dropped, by name
+    with pytest.warns(RedundantConstraintWarning, match=r"pin\[17\] \(3\), pin\[48\] \(3\)"):
+        lp = RecursiveSpatialSystem(chain_loop())
+    assert (lp.n, lp.nc, sorted(lp.cut_joints)) == (66, 4, ["pin[17]", "pin[48]"])
+
+
+def test_refuses_joints_it_cannot_take():
+    m = chain(2)
+    m.add_joint(Cylindrical(m.ground, m.body("link[1]"), point=[0.308, 0, 0], axis=[1, 0, 0], name="sleeve"))
+    with pytest.raises(ValueError, match="sleeve.*Cylindrical.*cut joint"):
+        RecursiveSpatialSystem(m)
+    m = chain(2)  # a motor beside pin[1] closes a loop: breadth first takes pin[1] and cuts the motor
+    m.add_joint(RevoluteMotor(m.body("link[0]"), m.body("link[1]"), point=[0.154, 0, 0], axis=[0, 1, 0], speed=1.0,
+                              name="motor"))
+    with pytest.raises(ValueError, match="motor 'motor' closes a loop"):
+        RecursiveSpatialSystem(m)
+
+
+# ---------------------------------------------------------------------------- against finite differences
+def _pose(sys, q):
+    qa, _, _ = sys.to_absolute(q, np.zeros(sys.n))
+    return qa[:, :3].copy(), np.array([quat_to_matrix(e) for e in qa[:, 3:]])
+
+
+@pytest.mark.parametrize("model_fn, seed", [(spatial_chain, 0), (floating_loop, 1), (rssr, 2)])
+def test_velocity_map_matches_differences_of_the_poses(model_fn, seed):
+    """B (body velocities per joint rate: H carried down the tree, the rotation vectors' J_l) against central
+    differences of the recursive positions and rotation matrices (ω̄ = Rᵀ vee(Ṙ Rᵀ)), ε = 1e-6, at |φ| up to 1."""
+    sys = RecursiveSpatialSystem(model_fn())
+    q, _ = random_state(sys, seed, scale=0.6)
+    B = sys.velocity_map(q).reshape(sys.nb, 6, sys.n)
+    eps = 1e-6
+    _, R = _pose(sys, q)
+    err = 0.0
+    for k in range(sys.n):
+        dq = np.zeros(sys.n)
+        dq[k] = eps
+        (pp, Rp), (pm, Rm) = _pose(sys, q + dq), _pose(sys, q - dq)
+        v = (pp - pm) / (2 * eps)
+        S = np.einsum("bij,bkj->bik", (Rp - Rm) / (2 * eps), R)  # Ṙ Rᵀ = [ω]×
+        w = np.stack([S[:, 2, 1], S[:, 0, 2], S[:, 1, 0]], axis=1)
+        wb = np.einsum("bji,bj->bi", R, w)
+        err = max(err, np.max(np.abs(B[:, :3, k] - v)), np.max(np.abs(B[:, 3:, k] - wb)))
+    assert err <= 1e-8, err
+
+
+@pytest.mark.parametrize("model_fn, seed", [(spatial_chain, 3), (floating_loop, 4)])
+def test_velocity_product_term_matches_finite_differences(model_fn, seed):
+    """Ḃq̇ (the absolute accelerations at q̈ = 0: eq. 6's D, with the derivative of J_l) equals
+    d/dε B(q + ε q̇) q̇ (central, ε = 1e-6)."""
+    sys = RecursiveSpatialSystem(model_fn())
+    q, qd = random_state(sys, seed, scale=0.6)
+    _, _, a0 = sys.to_absolute(q, qd, np.zeros(sys.n))
+    eps = 1e-6
+    fd = (sys.to_absolute(q + eps * qd, qd)[1] - sys.to_absolute(q - eps * qd, qd)[1]) / (2 * eps)
+    assert np.max(np.abs(a0 - fd)) <= 1e-7 * np.max(np.abs(a0))
+
+
+@pytest.mark.parametrize("model_fn, seed", [(floating_loop, 5), (floating_loop, 6), (rssr, 7)])
+def test_closure_jacobian_matches_finite_differences(model_fn, seed):
+    """Φ_q of the cut rows (fixed pattern) against central differences, off the manifold (ε = 1e-6)."""
+    sys = RecursiveSpatialSystem(model_fn())
+    q, _ = random_state(sys, seed, scale=0.3)
+    phi, J = sys.closure(q)
+    assert np.max(np.abs(phi[:sys.n_row])) > 1e-2  # off the manifold
+    eps = 1e-6
+    fd = np.zeros_like(J)
+    for k in range(sys.n):
+        dq = np.zeros(sys.n)
+        dq[k] = eps
+        fd[:, k] = (sys.closure(q + dq)[0].copy() - sys.closure(q - dq)[0].copy()) / (2 * eps)
+    assert np.max(np.abs(J - fd)) <= 1e-8
+    assert np.count_nonzero(np.abs(fd) > 1e-12) <= len(sys.ent_q)  # the pattern holds every non-zero
+
+
+# ---------------------------------------------------------------------------- against the absolute arrays
+@pytest.mark.parametrize("model_fn, seed", [(spatial_chain, 8), (floating_loop, 9)])
+def test_mass_matrix_and_forces_equal_projected_absolute(model_fn, seed):
+    """M = Bᵀ M_abs B and Q = Bᵀ (f_abs − M_abs Ḃq̇) (gravity, gyroscopic torques, spring-dampers), dense; the
+    recursive pass solves M q̈ = Q on the open tree (no cut rows)."""
+    model = model_fn()
+    sys, a = RecursiveSpatialSystem(model), absolute(model)
+    q, qd = random_state(sys, seed, scale=0.5)
+    qa, va, aa0 = sys.to_absolute(q, qd, np.zeros(sys.n))
+    B = sys.velocity_map(q)
+    a.update_kinematics(qa, va)
+    Mabs = dense_mass(a)
+    M = sys.mass_matrix(q)
+    Mp = B.T @ Mabs @ B
+    assert np.max(np.abs(M - Mp)) <= 1e-12 * np.max(np.abs(Mp))
+    f = a.eval_forces(0.0, va, 0.0, 0.0, np.zeros(a.pattern.nnz)).ravel().copy()
+    Q = sys.generalized_forces(0.0, q, qd)
+    Qp = B.T @ (f - Mabs @ aa0.ravel())
+    assert np.max(np.abs(Q - Qp)) <= 1e-12 * np.max(np.abs(Qp))
+    if sys.nc == 0:
+        qdd, _ = sys.accelerations(0.0, q, qd)
+        assert np.max(np.abs(qdd - np.linalg.solve(M, Q))) <= 1e-10 * np.max(np.abs(qdd))
+
+
+@pytest.mark.parametrize("model_fn, seed", [(spatial_chain, 10), (floating_loop, 11), (floating_loop, 12),
+                                            (lambda: rssr(True), 13), (chain_loop, 14)])
+def test_accelerations_equal_absolute_index1_solution(model_fn, seed):
+    """Body accelerations of the articulated-body pass with the cut rows' multipliers = the absolute KKT's
+    ``[[M, Jᵀ], [J, 0]]`` (dense), at states on the closure manifold."""
+    model = model_fn()
+    sys, a = spatial(model), absolute(model)
+    q, qd = manifold_state(sys, seed)
+    qdd, _ = sys.accelerations(0.0, q, qd)
+    qa, va, aa = sys.to_absolute(q, qd, qdd)
+    ref = absolute_accelerations(a, qa, va)
+    assert np.max(np.abs(aa - ref)) <= 1e-12 * np.max(np.abs(ref))
+
+
+# ---------------------------------------------------------------------------- the planar code, independently
+def test_chain64_through_spatial_and_planar_code():
+    """chain64: the same M, q̈ at random states (relative 1e-12) and the same RK4 trajectory over 0.1 s at
+    h = 1e-4 (1e-12 m) from the planar and the spatial kernels."""
+    model = chain(64)
+    sp, pl = RecursiveSpatialSystem(model), RecursiveSystem(model)
+    assert sp.n == pl.n == 64
+    q, qd = random_state(sp, 15)
+    assert np.max(np.abs(sp.mass_matrix(q) - pl.mass_matrix(q))) <= 1e-12 * np.max(np.abs(pl.mass_matrix(q)))
+    a_s, a_p = sp.accelerations(0.0, q, qd)[0].copy(), pl.accelerations(0.0, q, qd)[0].copy()
+    assert np.max(np.abs(a_s - a_p)) <= 1e-12 * np.max(np.abs(a_p))
+    ss, sq = sp.initial_state(), pl.initial_state()
+    i_s, i_p = RecursiveRK4(sp, 1e-4), RecursiveRK4(pl, 1e-4)
+    err = 0.0
+    for _ in range(1000):
+        ss, sq = i_s.step(ss), i_p.step(sq)
+        err = max(err, float(np.max(np.linalg.norm(ss.q[:, :3] - sq.q[:, :3], axis=1))))
+    assert ss.q[-1, 2] < -0.04 and err <= 1e-12, err  # the free end has fallen g t² / 2
+
+
+def test_chain_loop_through_spatial_and_planar_code():
+    """The 64-link loop on two wheels (two cut revolutes; the spatial code keeps 2 of each cut's 5 rows): the
+    same q̈ as the planar code on the manifold (relative 1e-12) and the same RK4 trajectory over 0.05 s
+    (1e-11 m), the cut points closed to 1e-9 m."""
+    model = chain_loop()
+    sp, pl = spatial(model), RecursiveSystem(model)
+    q, qd = manifold_state(pl, 16)
+    a_s, a_p = sp.accelerations(0.0, q, qd)[0].copy(), pl.accelerations(0.0, q, qd)[0].copy()
+    assert np.max(np.abs(a_s - a_p)) <= 1e-12 * np.max(np.abs(a_p))
+    ss, sq = sp.initial_state(), pl.initial_state()
+    i_s, i_p = RecursiveRK4(sp, 1e-4), RecursiveRK4(pl, 1e-4)
+    err = closure = 0.0
+    for _ in range(500):
+        ss, sq = i_s.step(ss), i_p.step(sq)
+        err = max(err, float(np.max(np.linalg.norm(ss.q[:, :3] - sq.q[:, :3], axis=1))))
+        closure = max(closure, sp.cut_point_error(ss.extra["recursive.q"]))
+    assert err <= 1e-11 and closure <= 1e-9, (err, closure)
+
+
+def test_four_bar_motor_through_spatial_code_follows_its_closed_form():
+    """The planar four-bar of 3-D revolutes with a motor (a driver row) and a cut pin (3 of its 5 rows
+    dropped): the rocker angle against the closed form over 2 s at h = 1e-3."""
+    model, _ = four_bar()
+    sys = spatial(model)
+    assert (sys.nc, sys.cut_joints, sys.drivers) == (3, ["pin_B"], ["motor"])
+    st = sys.initial_state()
+    ir = RecursiveRK4(sys, 1e-3)
+    err = 0.0
+    d = 0.45
+    for _ in range(2000):
+        st = ir.step(st)
+        bx, bz = 2.0 * st.q[2, 0] - d, 2.0 * st.q[2, 2]
+        th4 = np.arctan2(bz, bx - d)
+        err = max(err, abs((th4 - four_bar_output_angle(np.pi / 3 + st.t) + np.pi) % (2 * np.pi) - np.pi))
+    assert err <= 1e-10, err
+
+
+# ---------------------------------------------------------------------------- trajectories
+def run_both(model, t_end, h=1e-4):
+    """Recursive RK4 (projected closure) and the absolute RK4 (coordinate partitioning) side by side: the largest
+    centre-of-mass distance (m) over every step, the largest cut-point separation after every recursive step (m),
+    and the final recursive state."""
+    sys, a = spatial(model), absolute(model)
+    ir, ia = RecursiveRK4(sys, h), make_integrator("rk4", a, h)
+    sr, sa = sys.initial_state(), a.initial_state()
+    err = closure = 0.0
+    for _ in range(round(t_end / h)):
+        sr, sa = ir.step(sr), ia.step(sa)
+        err = max(err, float(np.max(np.linalg.norm(sr.q[:, :3] - sa.q[:, :3], axis=1))))
+        closure = max(closure, sys.cut_point_error(sr.extra["recursive.q"]))
+    return err, closure, sr
+
+
+@pytest.mark.parametrize("model_fn", [spatial_chain, floating_loop, rssr])
+def test_spatial_models_follow_absolute_short(model_fn):
+    """0.1 s at h = 1e-4: every centre within 1e-10 m of the absolute RK4, cut points closed to 1e-9 m."""
+    model = model_fn()
+    err, closure, sr = run_both(model, 0.1)
+    assert np.max(np.linalg.norm(sr.q[:, :3] - model.body_arrays()[2][:, :3], axis=1)) > 0.01  # it moves
+    assert err <= 1e-10 and closure <= 1e-9, (err, closure)
