@@ -699,6 +699,28 @@ def _edges_through_box(rec, n, sA, bA, sB, bB, s_pos, s_rot, s_par, sw_c, sw_R, 
     return n
 
 
+@jit_inline
+def _pin_in_gear(sA, sB, sw_c, sw_R, reach, hl):
+    """A pin sA (axis = its local y, half-length hl) in the frame of gear pair sB: its centre ``cl`` and axis
+    ``el`` there, and whether it may reach the gear (axis within 72.5° of the gear's and its centre within
+    ``reach`` plus the half-length's sweep of the gear's axis): the broad test shared by the sprocket shapes."""
+    cA = _r3(sw_c, sA)
+    eA = _col3(sw_R, sA, 1)
+    cl = _m3t(sw_R, sB, vsub(cA, _r3(sw_c, sB)))
+    el = _m3t(sw_R, sB, eA)
+    near = abs(el[1]) >= 0.3 and _norm2(cl[0], cl[2]) <= reach + 2.0 * hl * math.sqrt(max(1.0 - el[1] * el[1], 0.0))
+    return near, cl, el
+
+
+@jit_inline
+def _gear_crossing(g, hs, hl, cl, el):
+    """Where the pin's axis crosses gear plane g (0: y = -hs, 1: y = +hs) of the pair: (within the pin's
+    length, the plane's y, the crossing's x and z in the gear frame)."""
+    yg = -hs if g == 0 else hs
+    t = (yg - cl[1]) / el[1]
+    return abs(t) <= hl, yg, cl[0] + t * el[0], cl[2] + t * el[2]
+
+
 @jit
 def _pin_sprocket(rec, n, sA, bA, sB, bB, s_pos, s_rot, s_par, sw_c, sw_R, pair, dflt, pidx):
     """Pin (cylinder or capsule sA, axis = its local y) against the gear pair of sprocket sB."""
@@ -712,24 +734,16 @@ def _pin_sprocket(rec, n, sA, bA, sB, bB, s_pos, s_rot, s_par, sw_c, sw_R, pair,
     phase = s_par[sB, 5]
     alpha = s_par[sB, 7]
     pitch = 2.0 * math.pi / nt
-    cA = _r3(sw_c, sA)
-    eA = _col3(sw_R, sA, 1)
-    cl = _m3t(sw_R, sB, vsub(cA, _r3(sw_c, sB)))
-    el = _m3t(sw_R, sB, eA)
-    if abs(el[1]) < 0.3:
-        return n
-    if _norm2(cl[0], cl[2]) > RC + Rg + rp + 2.0 * hl * math.sqrt(max(1.0 - el[1] * el[1], 0.0)):
+    near, cl, el = _pin_in_gear(sA, sB, sw_c, sw_R, RC + Rg + rp, hl)
+    if not near:
         return n
     pa = _to_body(s_pos, s_rot, sA, Z3)
     da = _dir_body(s_rot, sA, (0.0, 1.0, 0.0))
     sn = _dir_body(s_rot, sB, (0.0, 1.0, 0.0))
     for g in range(2):
-        yg = -hs if g == 0 else hs
-        t = (yg - cl[1]) / el[1]
-        if abs(t) > hl:
+        on_pin, yg, qx, qz = _gear_crossing(g, hs, hl, cl, el)
+        if not on_pin:
             continue
-        qx = cl[0] + t * el[0]
-        qz = cl[2] + t * el[2]
         rq = _norm2(qx, qz)
         if rq > RO + rp:
             continue
@@ -826,24 +840,16 @@ def _pin_tooth(rec, n, sA, bA, sB, bB, s_pos, s_rot, s_par, sw_c, sw_R, pair, df
     e3U = c3U / c3L
     e3V = c3V / c3L
     tip_half = math.atan2(e3U, e3V)
-    cA = _r3(sw_c, sA)
-    eA = _col3(sw_R, sA, 1)
-    cl = _m3t(sw_R, sB, vsub(cA, _r3(sw_c, sB)))
-    el = _m3t(sw_R, sB, eA)
-    if abs(el[1]) < 0.3:
-        return n
-    if _norm2(cl[0], cl[2]) > r2 + rp + 2.0 * hl * math.sqrt(max(1.0 - el[1] * el[1], 0.0)):
+    near, cl, el = _pin_in_gear(sA, sB, sw_c, sw_R, r2 + rp, hl)
+    if not near:
         return n
     pa = _to_body(s_pos, s_rot, sA, Z3)
     da = _dir_body(s_rot, sA, (0.0, 1.0, 0.0))
     sn = _dir_body(s_rot, sB, (0.0, 1.0, 0.0))
     for g in range(2):
-        yg = -hs if g == 0 else hs
-        t = (yg - cl[1]) / el[1]
-        if abs(t) > hl:
+        on_pin, yg, qx, qz = _gear_crossing(g, hs, hl, cl, el)
+        if not on_pin:
             continue
-        qx = cl[0] + t * el[0]
-        qz = cl[2] + t * el[2]
         rq = _norm2(qx, qz)
         if rq > r2 + rp:
             continue
