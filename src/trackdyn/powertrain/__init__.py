@@ -92,6 +92,38 @@ def sprocket_torque(ws, throttle, braking, brake_torque, map_w, map_t, map_scale
     return T, dT
 
 
+@nb.njit(cache=True, _nrt=False, inline="always")
+def _motor_element(e, stator, b, R, omega_w, throttle, braking, map_w, map_t, map_scale, brake_torque, servo_ref,
+                   servo_gain, Q, Kx, Kv, out, dX, dV):
+    """One motor e: the torque on body b about its stator's y axis, reacting on the stator, into row e of Q, Kx, Kv
+    and (torque, speed relative to the stator) into out[e]; dX (zero) and dV (3, 12) scratch."""
+    for a in range(12):
+        Q[e, a] = 0.0
+        for c in range(12):
+            Kx[e, a, c] = 0.0
+            Kv[e, a, c] = 0.0
+    ay = (R[stator, 0, 1], R[stator, 1, 1], R[stator, 2, 1])
+    ws = ay[0] * (omega_w[b, 0] - omega_w[stator, 0]) + ay[1] * (omega_w[b, 1] - omega_w[stator, 1]) \
+        + ay[2] * (omega_w[b, 2] - omega_w[stator, 2])
+    T, dT = sprocket_torque(ws, throttle, braking, brake_torque, map_w, map_t, map_scale)
+    if servo_gain > 0.0:
+        T = servo_gain * (servo_ref - ws)
+        dT = -servo_gain
+    out[e, 0] = T
+    out[e, 1] = ws
+    # ∂ω_s/∂ω̄_b = A_bᵀ a ; ∂ω_s/∂ω̄_stator = -ȳ
+    as_ = (R[b, 0, 0] * ay[0] + R[b, 1, 0] * ay[1] + R[b, 2, 0] * ay[2],
+           R[b, 0, 1] * ay[0] + R[b, 1, 1] * ay[1] + R[b, 2, 1] * ay[2],
+           R[b, 0, 2] * ay[0] + R[b, 1, 2] * ay[1] + R[b, 2, 2] * ay[2])
+    for a in range(3):
+        for c in range(12):
+            dV[a, c] = 0.0
+        for c in range(3):
+            dV[a, 9 + c] = ay[a] * dT * as_[c]
+        dV[a, 3 + 1] = -ay[a] * dT
+    FK.apply_torque(e, (T * ay[0], T * ay[1], T * ay[2]), dX, dV, R, stator, b, Q, Kx, Kv)
+
+
 @nb.njit(cache=True, _nrt=False)
 def _drive_kernel(chassis, sprockets, R, omega_w, throttle, braking, map_w, map_t, map_scale, brake_torque,
                   servo_ref, servo_gain, Q, Kx, Kv, out, dX, dV):
@@ -100,32 +132,8 @@ def _drive_kernel(chassis, sprockets, R, omega_w, throttle, braking, map_w, map_
         for c in range(12):
             dX[a, c] = 0.0
     for e in range(sprockets.shape[0]):
-        for a in range(12):
-            Q[e, a] = 0.0
-            for c in range(12):
-                Kx[e, a, c] = 0.0
-                Kv[e, a, c] = 0.0
-        b = sprockets[e]
-        ay = (R[chassis, 0, 1], R[chassis, 1, 1], R[chassis, 2, 1])
-        ws = ay[0] * (omega_w[b, 0] - omega_w[chassis, 0]) + ay[1] * (omega_w[b, 1] - omega_w[chassis, 1]) \
-            + ay[2] * (omega_w[b, 2] - omega_w[chassis, 2])
-        T, dT = sprocket_torque(ws, throttle[e], braking[e], brake_torque, map_w, map_t, map_scale)
-        if servo_gain > 0.0:
-            T = servo_gain * (servo_ref - ws)
-            dT = -servo_gain
-        out[e, 0] = T
-        out[e, 1] = ws
-        # ∂ω_s/∂ω̄_sprocket = A_sᵀ a ; ∂ω_s/∂ω̄_chassis = -ȳ
-        as_ = (R[b, 0, 0] * ay[0] + R[b, 1, 0] * ay[1] + R[b, 2, 0] * ay[2],
-               R[b, 0, 1] * ay[0] + R[b, 1, 1] * ay[1] + R[b, 2, 1] * ay[2],
-               R[b, 0, 2] * ay[0] + R[b, 1, 2] * ay[1] + R[b, 2, 2] * ay[2])
-        for a in range(3):
-            for c in range(12):
-                dV[a, c] = 0.0
-            for c in range(3):
-                dV[a, 9 + c] = ay[a] * dT * as_[c]
-            dV[a, 3 + 1] = -ay[a] * dT
-        FK.apply_torque(e, (T * ay[0], T * ay[1], T * ay[2]), dX, dV, R, chassis, b, Q, Kx, Kv)
+        _motor_element(e, chassis, sprockets[e], R, omega_w, throttle[e], braking[e], map_w, map_t, map_scale,
+                       brake_torque, servo_ref, servo_gain, Q, Kx, Kv, out, dX, dV)
 
 
 class Drivetrain:
@@ -267,33 +275,9 @@ def _wheel_drive_kernel(arms, wheels, side, R, omega_w, throttle, braking, map_w
         for c in range(12):
             dX[a, c] = 0.0
     for e in range(wheels.shape[0]):
-        for a in range(12):
-            Q[e, a] = 0.0
-            for c in range(12):
-                Kx[e, a, c] = 0.0
-                Kv[e, a, c] = 0.0
-        arm = arms[e]
-        b = wheels[e]
         sd = side[e]
-        ay = (R[arm, 0, 1], R[arm, 1, 1], R[arm, 2, 1])
-        ws = ay[0] * (omega_w[b, 0] - omega_w[arm, 0]) + ay[1] * (omega_w[b, 1] - omega_w[arm, 1]) \
-            + ay[2] * (omega_w[b, 2] - omega_w[arm, 2])
-        T, dT = sprocket_torque(ws, throttle[sd], braking[sd], brake_torque, map_w, map_t, 1.0)
-        if servo_gain > 0.0:
-            T = servo_gain * (servo_ref[sd] - ws)
-            dT = -servo_gain
-        out[e, 0] = T
-        out[e, 1] = ws
-        as_ = (R[b, 0, 0] * ay[0] + R[b, 1, 0] * ay[1] + R[b, 2, 0] * ay[2],
-               R[b, 0, 1] * ay[0] + R[b, 1, 1] * ay[1] + R[b, 2, 1] * ay[2],
-               R[b, 0, 2] * ay[0] + R[b, 1, 2] * ay[1] + R[b, 2, 2] * ay[2])
-        for a in range(3):
-            for c in range(12):
-                dV[a, c] = 0.0
-            for c in range(3):
-                dV[a, 9 + c] = ay[a] * dT * as_[c]
-            dV[a, 3 + 1] = -ay[a] * dT
-        FK.apply_torque(e, (T * ay[0], T * ay[1], T * ay[2]), dX, dV, R, arm, b, Q, Kx, Kv)
+        _motor_element(e, arms[e], wheels[e], R, omega_w, throttle[sd], braking[sd], map_w, map_t, 1.0,
+                       brake_torque, servo_ref[sd], servo_gain, Q, Kx, Kv, out, dX, dV)
 
 
 class WheelDrivetrain(Drivetrain):
