@@ -7,8 +7,10 @@ A system in relative joint coordinates has none of these: its state is
 ``(q, q̇)`` (one number per tree joint) and its accelerations come from the
 O(n m) recursive pass, not from a KKT factorisation. :class:`RecursiveRK4`
 therefore integrates the index-1 ODE ``q̇, q̈(q, q̇, t)`` of such a system
-(:class:`trackdyn.formulations.recursive.RecursiveSystem`, used through its
-methods ``accelerations``, ``project`` and ``state`` only) with the
+(:class:`trackdyn.formulations.recursive.RecursiveSystem`, planar, or
+:class:`trackdyn.formulations.recursive_spatial.RecursiveSpatialSystem`,
+spatial; used through their methods ``accelerations``, ``project`` and
+``state`` only) with the
 classical RK4 tableau, then puts the end point back on the closure
 manifold: Newton on ``Φ(q) = 0`` with the least-norm correction and the
 velocity projection ``Φ_q q̇ = 0`` (no Baumgarte parameter). The correction
@@ -46,7 +48,7 @@ def _check_recursive(name, system, solver, closure_tol, closure_max_iter) -> tup
     tol = check_positive(owner, "closure_tol", closure_tol)
     it = check_int(owner, "closure_max_iter", closure_max_iter, 1)
     if not hasattr(system, "accelerations") or not hasattr(system, "project"):
-        raise ValueError(f"{owner}: steps a system in joint coordinates (RecursiveSystem), "
+        raise ValueError(f"{owner}: steps a system in joint coordinates (RecursiveSystem, RecursiveSpatialSystem), "
                          f"not a {type(system).__name__}")
     return tol, it
 
