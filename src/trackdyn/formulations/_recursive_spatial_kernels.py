@@ -399,17 +399,16 @@ def _from_parent(acc, i, j, r_pc):
 
 @jit_inline
 def _body_inertia_world(R, j, Jb, W):
-    """``W = R J̄ Rᵀ`` (3, 3)."""
+    """``W = R J̄ Rᵀ`` (3, 3), through ``T = J̄ Rᵀ``."""
     for a in range(3):
+        t0 = Jb[0, 0] * R[j, a, 0] + Jb[0, 1] * R[j, a, 1] + Jb[0, 2] * R[j, a, 2]
+        t1 = Jb[1, 0] * R[j, a, 0] + Jb[1, 1] * R[j, a, 1] + Jb[1, 2] * R[j, a, 2]
+        t2 = Jb[2, 0] * R[j, a, 0] + Jb[2, 1] * R[j, a, 1] + Jb[2, 2] * R[j, a, 2]
         for b in range(3):
-            s = 0.0
-            for k in range(3):
-                for l in range(3):
-                    s += R[j, a, k] * Jb[k, l] * R[j, b, l]
-            W[a, b] = s
+            W[b, a] = R[j, b, 0] * t0 + R[j, b, 1] * t1 + R[j, b, 2] * t2
 
 
-@jit
+@jit_inline
 def _congruence_add(A, r0, r1, r2, T, out):
     """``out += B1ᵀ A B1`` for a 6 × 6 A, ``B1 = [[I, −[r]×], [0, I]]`` (T: work, (6, 6)).
 
@@ -550,7 +549,9 @@ def articulated_solve(node_parent, node_q, node_nd, H, r_pc, bias, vel, R, node_
             kq = drv_q[d]
             if k0 <= kq < k0 + nd:
                 ul[kq, nrow + d] -= 1.0
-        if nd > 0:
+        if nd == 1:
+            Dinv[j, 0, 0] = 1.0 / W[0, 0]
+        elif nd > 0:
             _invert_small(W, nd, work[2], Dinv[j])
         i = node_parent[j]
         if i < 0:
@@ -558,18 +559,28 @@ def articulated_solve(node_parent, node_q, node_nd, H, r_pc, bias, vel, R, node_
         # articulated inertia through the joint: Ia − U Dinv Uᵀ, then B1ᵀ (.) B1 into the parent (eq. 15)
         A = work[3]
         UD = work[4]  # U Dinv (6 × nd)
-        for a in range(6):
-            for c in range(nd):
-                s = 0.0
-                for d in range(nd):
-                    s += U[j, a, d] * Dinv[j, d, c]
-                UD[a, c] = s
-        for a in range(6):
-            for b in range(6):
-                s = Ia[j, a, b]
+        if nd == 1:
+            di = Dinv[j, 0, 0]
+            for a in range(6):
+                UD[a, 0] = U[j, a, 0] * di
+            for a in range(6):
+                for b in range(a, 6):
+                    s = Ia[j, a, b] - UD[a, 0] * U[j, b, 0]
+                    A[a, b] = s
+                    A[b, a] = s
+        else:
+            for a in range(6):
                 for c in range(nd):
-                    s -= UD[a, c] * U[j, b, c]
-                A[a, b] = s
+                    s = 0.0
+                    for d in range(nd):
+                        s += U[j, a, d] * Dinv[j, d, c]
+                    UD[a, c] = s
+            for a in range(6):
+                for b in range(6):
+                    s = Ia[j, a, b]
+                    for c in range(nd):
+                        s -= UD[a, c] * U[j, b, c]
+                    A[a, b] = s
         _congruence_add(A, r_pc[j, 0], r_pc[j, 1], r_pc[j, 2], work[5], Ia[i])
         # bias force (eq. 16): B1ᵀ (pA + Ia D + U Dinv u0)
         for a in range(6):
