@@ -51,10 +51,11 @@ def hermite_into(xi, l, s, sx, sxx):
 
 
 @jit
-def cable_elastic(conn, q, length, EA, EI, gauss_x, gauss_w, Qe, Ke, energy):
+def cable_elastic(conn, q, length, EA, EI, gauss_x, gauss_w, Qe, Ke, energy, jacobian=True):
     """Elastic force ``Qe[k] = -∂U_k/∂e_k`` (n_el, 12) and Jacobian ``Ke[k] = ∂Qe/∂e`` (n_el, 12, 12) of each
     element k between nodes ``conn[k]`` of the nodal coordinates ``q`` (n_node, 6: r, r_x); the elastic
     energy per element into ``energy``. Gauss points ``gauss_x`` on [0, 1] with weights ``gauss_w`` (sum 1).
+    ``jacobian=False``: the forces and energy only (``Ke`` is left as it was).
 
     With ``g = r_x = Σ_n sx_n e_n`` and ``h = r_xx = Σ_n sxx_n e_n`` (e_n the element's four 3-vectors), a
     coordinate r = 3 n + c enters g and h only through component c: ``∂g/∂e_r = sx_n u_c``,
@@ -73,8 +74,9 @@ def cable_elastic(conn, q, length, EA, EI, gauss_x, gauss_w, Qe, Ke, energy):
         l = length[k]
         for a in range(12):
             Qe[k, a] = 0.0
-            for b in range(12):
-                Ke[k, a, b] = 0.0
+            if jacobian:
+                for b in range(12):
+                    Ke[k, a, b] = 0.0
         U = 0.0
         for p in range(gauss_x.shape[0]):
             hermite_into(gauss_x[p], l, s4, sx, sxx)
@@ -94,6 +96,12 @@ def cable_elastic(conn, q, length, EA, EI, gauss_x, gauss_w, Qe, Ke, energy):
             for c in range(3):
                 dk[c] = (2.0 * b_ * g[c] - 2.0 * c_ * h[c]) * pa - 6.0 * f * pa / a_ * g[c]
                 dk[3 + c] = (2.0 * a_ * h[c] - 2.0 * c_ * g[c]) * pa
+            if not jacobian:
+                for nr in range(4):
+                    for cr in range(3):
+                        Qe[k, 3 * nr + cr] -= w * (EA * eps * sx[nr] * g[cr]
+                                                   + 0.5 * EI * (sx[nr] * dk[cr] + sxx[nr] * dk[3 + cr]))
+                continue
             # Hessian of κ² (derivation in the module docstring's terms)
             for i in range(3):
                 for j in range(3):
@@ -351,7 +359,7 @@ def cable_forces_step(node_body, grad_body, pos, vel, R, conn, length, EA, EI, g
     cable_gather(node_body, grad_body, vel, qd)
     if predict:
         if theta != 1.0:  # the θ-method's (1 - θ) f^l: the forces at the step's start
-            cable_elastic(conn, q, length, EA, EI, gauss_x, gauss_w, Q0, K0, energy)
+            cable_elastic(conn, q, length, EA, EI, gauss_x, gauss_w, Q0, K0, energy, False)
         cable_predict(q, qd, h, qp)
         cable_elastic(conn, qp, length, EA, EI, gauss_x, gauss_w, Qe, Ke, energy)
         cable_shift(conn, qd, h, Ke, Qe, theta, Q0)
