@@ -25,8 +25,21 @@ integrator or saddle-point solver.
 
 from __future__ import annotations
 
+import numba as nb
+import numpy as np
+
+from .._compiled import bound_call
+from ..contact._tyre_kernels import tyre_batch
+from ..contact.tyre import TerrainTyres
+from ..formulations._synthesis_kernels import chain_evaluate, chain_pose
+from ..formulations.absolute import ForceContext
 from ..formulations.contract import Build, FormulationInfo, register_formulation
 from ..formulations.synthesis import SCHEME_INTEGRATORS, SynthesisAbsoluteSystem, SynthesisStepper
+from ..mbs._force_kernels import _add_element_forces, body_forces, rsda_eval
+from ..mbs._kernels import body_kinematics
+from ..mbs.forces import RSDABlock
+from ..mbs.markers import MarkerOutputs
+from ..powertrain import SERVO_GAIN, WheelDrivetrain, _wheel_drive_kernel
 from .wheeled import SIDES, build_wheeled_scenario, check_wheeled_scenario
 
 __all__ = ["SynthesisFormulation", "SYNTHESIS_STEP", "SYNTHESIS_OPTIONS"]
@@ -38,7 +51,81 @@ __all__ = ["SynthesisFormulation", "SYNTHESIS_STEP", "SYNTHESIS_OPTIONS"]
 #: (docs/synthesis.md, "robot-6x6 on synthesis"). 2.5e-4 s, the links event step, keeps a margin of ~2 there.
 SYNTHESIS_STEP = 2.5e-4
 #: the stepper's options that a scenario may set (``scenario.options``, no prefix)
-SYNTHESIS_OPTIONS = ("alpha", "newton_tol", "newton_max_iter", "refresh_after")
+SYNTHESIS_OPTIONS = ("alpha", "newton_tol", "newton_max_iter", "refresh_after", "base_prediction", "weighted_coupling")
+
+
+@nb.njit(cache=True)
+def chain_full(q0, v0, th, thd, base, ch_body, ch_parent, ch_nb, ch_axis, ch_sp, ch_sc, ch_q0, q, v, pos, R, vel,
+               om, q_ext, mass, inertia, gravity, f, rs, rs_body, rs_Q, ty, ty_body, ty_Q, dr, dr_body, dr_Q, Meff,
+               Peff, Myq, Mqq, Pq, Jb, cb, a0, thdd, solve_base):
+    """One synthesis evaluation in one compiled call, for a model whose forces are gravity, one RSDA block
+    (``rs``: :func:`trackdyn.mbs._force_kernels.rsda_eval`'s arguments), point tyres (``ty``:
+    :func:`trackdyn.contact._tyre_kernels.tyre_batch`'s) and wheel motors (``dr``: the wheel drive kernel's,
+    its throttle and braking decided once per step): the pose of every body, the world kinematics, the forces
+    (each element's 12-vector added to its two bodies, as the absolute system's scatter does) and
+    :func:`chain_evaluate`."""
+    for k in range(7):
+        q[base, k] = q0[k]
+    for k in range(6):
+        v[base, k] = v0[k]
+    chain_pose(q0, v0, th, thd, ch_body, ch_parent, ch_nb, ch_axis, ch_sp, ch_sc, ch_q0, q, v)
+    body_kinematics(q, v, pos, R, vel, om)
+    nb_ = q.shape[0]
+    for b in range(nb_):
+        for k in range(7):
+            q_ext[b, k] = q[b, k]
+    body_forces(mass, inertia, v, gravity, f)
+    rsda_eval(*rs)
+    for e in range(rs_body.shape[0]):
+        _add_element_forces(e, rs_body, rs_Q, f)
+    tyre_batch(*ty)
+    for e in range(ty_body.shape[0]):
+        _add_element_forces(e, ty_body, ty_Q, f)
+    _wheel_drive_kernel(*dr)
+    for e in range(dr_body.shape[0]):
+        _add_element_forces(e, dr_body, dr_Q, f)
+    chain_evaluate(q0, v0, th, thd, f, base, mass, inertia, ch_body, ch_parent, ch_nb, ch_axis, ch_sp, ch_sc,
+                   ch_q0, q, v, Meff, Peff, Myq, Mqq, Pq, Jb, cb, a0, thdd, solve_base)
+
+
+
+def fused_vehicle_evaluation(cs):
+    """The compiled evaluation of a wheeled vehicle's synthesis (:meth:`ChainSynthesis.set_fused`'s
+    arguments) when its forces are those this module fuses -- gravity, one RSDA block (the arm springs),
+    :class:`~trackdyn.contact.tyre.TerrainTyres` and a :class:`~trackdyn.powertrain.WheelDrivetrain` (and
+    output-only markers) -- else None (the absolute system's force evaluation is used). The same kernels as
+    the providers' ``accumulate`` on the same arrays; ``decide(state, h)`` runs the drivetrain's own
+    ``accumulate`` at ``state`` (its driver decides once per step there) into scratch arrays."""
+    s = cs.system
+    if len(s.blocks) != 1 or type(s.blocks[0]) is not RSDABlock:
+        return None
+    tyres = [p for p in s.providers if type(p) is TerrainTyres]
+    drives = [p for p in s.providers if type(p) is WheelDrivetrain]
+    if len(tyres) != 1 or len(drives) != 1 or any(type(p) not in (TerrainTyres, WheelDrivetrain, MarkerOutputs)
+                                                  for p in s.providers):
+        return None
+    ty, dt, kin = tyres[0], drives[0], s.kin
+    rs = s.blocks[0]
+    rs_args = rs._kernel(kin, cs.v)[1]
+    ty_args = (ty.body, kin.R, kin.pos, kin.vel, kin.omega_w, ty.radius, ty.k, ty.c, ty.mu, ty.slip_ref, ty.v_min,
+               ty.origin, ty.u, ty.table_s, ty.table_z, ty.Q, ty.Kx, ty.Kv, ty.out, *ty._scratch)
+    gain = SERVO_GAIN if getattr(dt.driver, "kinematic", False) else 0.0
+    dr_args = (dt.arms, dt.wheels, dt.side, kin.R, kin.omega_w, dt.throttle, dt.braking, dt.map_w, dt.map_t,
+               float(dt.brake_torque), dt.servo_ref, float(gain), dt.Q, dt.Kx, dt.Kv, dt.out, dt._dX, dt._dV)
+    calls = tuple(bound_call(chain_full, cs.q0b, cs.v0b, cs.thb, cs.thdb, cs.base, *cs.chain_args, cs.q, cs.v,
+                             kin.pos, kin.R, kin.vel, kin.omega_w, kin.q_ext, cs.mass, cs.inertia,
+                             np.asarray(s.gravity, float), cs.f, rs_args, rs.body, rs.Q, ty_args, ty.elem, ty.Q,
+                             dr_args, dt.body, dt.Q, cs.Meff, cs.Peff, cs.Myq, cs.Mqq, cs.Pq, cs.Jb, cs.cb, cs.a0b,
+                             cs.thddb, sb) for sb in (0, 1))
+    f, dv, kxv = np.zeros_like(cs.f), np.zeros_like(cs.f), np.zeros_like(cs.f)
+    data = np.zeros(s.pattern.nnz)
+
+    def decide(state, h):
+        s.update_kinematics(state.q, state.v)
+        f[:] = 0.0
+        dt.accumulate(ForceContext(state.t, h, state, kin, f, dv, data, 0.0, 0.0, kxv))
+
+    return calls, decide
 
 
 class SynthesisFormulation:
@@ -113,7 +200,8 @@ class SynthesisFormulation:
         vm = b.vehicle
         chains = [[vm.sides[s].arms[k], vm.sides[s].wheels[k]] for s in SIDES for k in range(len(vm.sides[s].arms))]
         integrator = sc.integrator or self.info.default_integrator
-        options = {"chains": chains, "base": vm.chassis, "scheme": SCHEME_INTEGRATORS[integrator], **opts}
+        options = {"chains": chains, "base": vm.chassis, "scheme": SCHEME_INTEGRATORS[integrator],
+                   "fused": fused_vehicle_evaluation, **opts}
         return Build(b.spec, vm, b.system, b.contact, b.drivetrain, SynthesisStepper, options)
 
 

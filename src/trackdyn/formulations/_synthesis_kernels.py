@@ -21,6 +21,7 @@ import numba as nb
 import numpy as np
 
 from ..contact.tyre import vertical_force
+from ..integrators._chart_kernels import chart_log, chart_rate
 from ..linsolve._dense_kernels import gauss_solve
 from ..math._kernels import quat_mul
 from ..mbs._kernels import advance_positions_dq, constraint_eval
@@ -980,6 +981,24 @@ def run_cart_ei(h, nsteps, q0, v0, q1, v1, m0, I0, B, gravity, sp, Rrel0, c_type
     return nsteps
 
 
+@nb.njit(cache=True, inline="always")
+def _mv(R, x):
+    """R x for a 3 × 3 R (written out: a BLAS call per 3-vector costs more than the arithmetic)."""
+    out = np.empty(3)
+    for r in range(3):
+        out[r] = R[r, 0] * x[0] + R[r, 1] * x[1] + R[r, 2] * x[2]
+    return out
+
+
+@nb.njit(cache=True, inline="always")
+def _mtv(R, x):
+    """Rᵀ x for a 3 × 3 R."""
+    out = np.empty(3)
+    for r in range(3):
+        out[r] = R[0, r] * x[0] + R[1, r] * x[1] + R[2, r] * x[2]
+    return out
+
+
 # ------------------------------------------------------------------------------------------ chain subsystems
 # A *chain subsystem* is a small open chain of up to NBS bodies hanging from the base, each on a revolute to its
 # parent in the chain (local index >= 0) or to the base (-1), in relative joint coordinates θ measured from a
@@ -1009,7 +1028,7 @@ def chain_pose(q0, v0, th, thd, ch_body, ch_parent, ch_nb, ch_axis, ch_sp, ch_sc
     qu = np.empty((NBS, 4))
     R0 = np.empty((3, 3))
     _quat_R(q0, R0)
-    w0 = R0 @ v0[3:]
+    w0 = _mv(R0, v0[3:])
     rp = np.empty(3)
     vp = np.empty(3)
     wp = np.empty(3)
@@ -1041,9 +1060,9 @@ def chain_pose(q0, v0, th, thd, ch_body, ch_parent, ch_nb, ch_axis, ch_sp, ch_sc
                 qu[j, k] = qr[k] / nrm
                 tmp[3 + k] = qu[j, k]
             _quat_R(tmp, Rb[j])
-            aw = Rp @ a
-            dp = Rp @ ch_sp[i, j]
-            dc = Rb[j] @ ch_sc[i, j]
+            aw = _mv(Rp, a)
+            dp = _mv(Rp, ch_sp[i, j])
+            dc = _mv(Rb[j], ch_sc[i, j])
             for k in range(3):
                 pos[j, k] = rp[k] + dp[k] - dc[k]
                 om[j, k] = wp[k] + aw[k] * thd[i, j]
@@ -1057,7 +1076,7 @@ def chain_pose(q0, v0, th, thd, ch_body, ch_parent, ch_nb, ch_axis, ch_sp, ch_sc
                 v[b, k] = vel[j, k]
             for k in range(4):
                 q[b, 3 + k] = qu[j, k]
-            wb = Rb[j].T @ om[j]
+            wb = _mtv(Rb[j], om[j])
             for k in range(3):
                 v[b, 3 + k] = wb[k]
 
@@ -1075,8 +1094,28 @@ def _skew_mul_add(d, W, out, sign, ncol):
 
 
 @nb.njit(cache=True)
+def chain_work(q0, v0):
+    """Scratch of :func:`chain_terms` (one allocation per evaluation, shared by the batch), with the base's
+    rotation, world angular velocity and velocity-transformation rows filled in."""
+    R0 = np.empty((3, 3))
+    _quat_R(q0, R0)
+    w0 = _mv(R0, v0[3:])
+    JvB = np.zeros((3, 6 + NBS))
+    JwB = np.zeros((3, 6 + NBS))
+    for k in range(3):
+        JvB[k, k] = 1.0
+        for c in range(3):
+            JwB[k, 3 + c] = R0[k, c]
+    return (R0, w0, np.zeros((NBS, 3, 6 + NBS)), np.zeros((NBS, 3, 6 + NBS)), np.zeros((NBS, 3)),
+            np.zeros((NBS, 3)), np.empty((3, 3)), np.empty((3, 3)), JvB, JwB, np.zeros((6 + NBS, 6 + NBS)),
+            np.zeros(6 + NBS), np.zeros((6, 6 + NBS)), np.zeros(6), np.zeros(3), np.empty(3), np.empty(3),
+            np.empty(3), np.empty(3), np.empty(3), np.empty(3), np.empty((NBS, 7)), np.empty((NBS, NBS)),
+            np.empty(NBS))
+
+
+@nb.njit(cache=True)
 def chain_terms(i, q0, v0, th, thd, f, mass, inertia, ch_body, ch_parent, ch_nb, ch_axis, ch_sp, ch_sc, ch_q0,
-                Meff, Peff, Myq, Mqq, Pq, Jb, cb, q, v):
+                Meff, Peff, Myq, Mqq, Pq, Jb, cb, q, v, wk):
     """Chain subsystem i in joint coordinates (kim-2012 eq. 21-26 for a chain): the velocity transformation of
     every chain body, ``(ṙ_j, ω̄_j) = Jb[i, j] (Y0, θ̇)`` and acceleration ``Jb[i, j] (Ẏ0, θ̈) + cb[i, j]``, and
     from them M_yy, M_yq (6, nq), M_qq (nq, nq), P_y, P_q (eq. 24); adds M̆ = M_yy - M_yq M_qq⁻¹ M_yqᵀ (eq. 25)
@@ -1084,26 +1123,9 @@ def chain_terms(i, q0, v0, th, thd, f, mass, inertia, ch_body, ch_parent, ch_nb,
     Positions and velocities of the chain bodies are read from q, v (nb, 7), (nb, 6) (:func:`chain_pose`)."""
     nq = ch_nb[i]
     ncol = 6 + nq
-    R0 = np.empty((3, 3))
-    _quat_R(q0, R0)
-    w0 = R0 @ v0[3:]
-    Jv = np.zeros((NBS, 3, 6 + NBS))
-    Jw = np.zeros((NBS, 3, 6 + NBS))
-    ca = np.zeros((NBS, 3))
-    cw = np.zeros((NBS, 3))
-    Rj = np.empty((3, 3))
-    Rp = np.empty((3, 3))
-    JvB = np.zeros((3, 6 + NBS))
-    JwB = np.zeros((3, 6 + NBS))
-    for k in range(3):
-        JvB[k, k] = 1.0
-        for c in range(3):
-            JwB[k, 3 + c] = R0[k, c]
-    A = np.zeros((6 + NBS, 6 + NBS))
-    P = np.zeros(6 + NBS)
-    MJ = np.zeros((6, 6 + NBS))
-    h = np.zeros(6)
-    zero3 = np.zeros(3)
+    R0, w0, Jv, Jw, ca, cw, Rj, Rp, JvB, JwB, A, P, MJ, h, zero3, x, t1, y, t2, t3, t4, X, S, col = wk
+    A[:, :] = 0.0
+    P[:] = 0.0
     for j in range(nq):
         p = ch_parent[i, j]
         b = ch_body[i, j]
@@ -1119,12 +1141,12 @@ def chain_terms(i, q0, v0, th, thd, f, mass, inertia, ch_body, ch_parent, ch_nb,
             cap, cwp = ca[p], cw[p]
             bp = ch_body[i, p]
             _quat_R(q[bp], Rp)
-            wp = Rp @ v[bp, 3:]
+            wp = _mv(Rp, v[bp, 3:])
         _quat_R(q[b], Rj)
-        wj = Rj @ v[b, 3:]
-        aw = Rp @ ch_axis[i, j]
-        dp = Rp @ ch_sp[i, j]
-        dc = Rj @ ch_sc[i, j]
+        wj = _mv(Rj, v[b, 3:])
+        aw = _mv(Rp, ch_axis[i, j])
+        dp = _mv(Rp, ch_sp[i, j])
+        dc = _mv(Rj, ch_sc[i, j])
         for r in range(3):
             for c in range(ncol):
                 Jw[j, r, c] = Jwp[r, c]
@@ -1133,20 +1155,14 @@ def chain_terms(i, q0, v0, th, thd, f, mass, inertia, ch_body, ch_parent, ch_nb,
         _skew_mul_add(dp, Jwp, Jv[j], -1.0, ncol)
         _skew_mul_add(dc, Jw[j], Jv[j], 1.0, ncol)
         # velocity-product accelerations (every Ẏ0 and θ̈ zero)
-        x = np.empty(3)
         _cross(wp, aw, x)
         for k in range(3):
             cw[j, k] = cwp[k] + x[k] * thd[i, j]
-        t1 = np.empty(3)
         _cross(cwp, dp, t1)
-        y = np.empty(3)
         _cross(wp, dp, y)
-        t2 = np.empty(3)
         _cross(wp, y, t2)
-        t3 = np.empty(3)
         _cross(cw[j], dc, t3)
         _cross(wj, dc, y)
-        t4 = np.empty(3)
         _cross(wj, y, t4)
         for k in range(3):
             ca[j, k] = cap[k] + t1[k] + t2[k] - t3[k] - t4[k]
@@ -1188,9 +1204,6 @@ def chain_terms(i, q0, v0, th, thd, f, mass, inertia, ch_body, ch_parent, ch_nb,
                     s += Jb[i, j, k, r] * MJ[k, c]
                 A[r, c] += s
     # eq. 25-26: M̆ and P̆ by M_qq⁻¹ [M_yqᵀ | P_q]
-    X = np.empty((NBS, 7))
-    S = np.empty((NBS, NBS))
-    col = np.empty(NBS)
     for c in range(7):
         for r in range(nq):
             for k in range(nq):
@@ -1261,9 +1274,10 @@ def chain_evaluate(q0, v0, th, thd, f, base, mass, inertia, ch_body, ch_parent, 
     (eq. 30)."""
     Meff[:, :] = 0.0
     Peff[:] = 0.0
+    wk = chain_work(q0, v0)
     for i in range(ch_nb.shape[0]):
         chain_terms(i, q0, v0, th, thd, f, mass, inertia, ch_body, ch_parent, ch_nb, ch_axis, ch_sp, ch_sc, ch_q0,
-                    Meff, Peff, Myq, Mqq, Pq, Jb, cb, q, v)
+                    Meff, Peff, Myq, Mqq, Pq, Jb, cb, q, v, wk)
     if solve_base:
         chain_base_solve(f[base], mass[base], inertia[base], Meff, Peff, a0)
     chain_recover(a0, ch_nb, Myq, Mqq, Pq, thdd)
@@ -1311,7 +1325,51 @@ def chain_coordinates(q, v, ch_body, ch_parent, ch_nb, ch_axis, ch_q0, base, th,
                 th[i, j] += 2.0 * math.pi
             _quat_R(q[bp], Rp)
             _quat_R(q[b], Rc)
-            wp = Rp @ v[bp, 3:]
-            wc = Rc @ v[b, 3:]
-            aw = Rp @ a
+            wp = _mv(Rp, v[bp, 3:])
+            wc = _mv(Rc, v[b, 3:])
+            aw = _mv(Rp, a)
             thd[i, j] = aw[0] * (wc[0] - wp[0]) + aw[1] * (wc[1] - wp[1]) + aw[2] * (wc[2] - wp[2])
+
+
+@nb.njit(cache=True)
+def chain_pose_full(q0, v0, th, thd, base, ch_body, ch_parent, ch_nb, ch_axis, ch_sp, ch_sc, ch_q0, q, v):
+    """:func:`chain_pose` with the base's row."""
+    for k in range(7):
+        q[base, k] = q0[k]
+    for k in range(6):
+        v[base, k] = v0[k]
+    chain_pose(q0, v0, th, thd, ch_body, ch_parent, ch_nb, ch_axis, ch_sp, ch_sc, ch_q0, q, v)
+
+
+@nb.njit(cache=True)
+def chain_ab_advance(h, c, k, Hq0, Hv0, Ha0, th, Hthd, Hthdd, joints, q0n, v0n, thn, thdn):
+    """One Adams-Bashforth step of order k (coefficients c, newest first) of the free base in the chart at its
+    newest orientation (the past points mapped exactly, their rates by dexp⁻¹: ``ẋ_j = L(x_j) v_j``) and, if
+    ``joints``, of the joint coordinates; into q0n (7), v0n (6), thn, thdn (n, NBS)."""
+    qn = Hq0[0:1]
+    x = np.zeros((1, 6))
+    r = np.zeros((1, 6))
+    dx = np.zeros((1, 6))
+    for k6 in range(6):
+        v0n[k6] = Hv0[0, k6]
+    for j in range(k):
+        chart_log(qn, Hq0[j:j + 1], x)
+        chart_rate(x, Hv0[j:j + 1], r)
+        for k6 in range(6):
+            dx[0, k6] += h * c[j] * r[0, k6]
+            v0n[k6] += h * c[j] * Ha0[j, k6]
+    out = np.zeros((1, 7))
+    advance_positions_dq(qn, dx, out)
+    for k7 in range(7):
+        q0n[k7] = out[0, k7]
+    if joints:
+        n, m = th.shape
+        for i in range(n):
+            for a in range(m):
+                s = th[i, a]
+                sd = Hthd[0, i, a]
+                for j in range(k):
+                    s += h * c[j] * Hthd[j, i, a]
+                    sd += h * c[j] * Hthdd[j, i, a]
+                thn[i, a] = s
+                thdn[i, a] = sd

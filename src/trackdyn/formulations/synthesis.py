@@ -52,6 +52,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._compiled import bound_call
 from ..integrators.base import Integrator
 from ..mbs.forces import RSDA
 from ..mbs.joints import Prismatic, Revolute, perpendicular_frame
@@ -456,6 +457,26 @@ class ChainSynthesis:
         self.Jb = np.zeros((n, K.NBS, 6, 6 + K.NBS))
         self.cb = np.zeros((n, K.NBS, 6))
         self.K = K
+        # the evaluation's inputs and outputs: buffers bound once to the compiled calls
+        self.q0b, self.v0b, self.a0b = np.zeros(7), np.zeros(6), np.zeros(6)
+        self.thb, self.thdb, self.thddb = (np.zeros((n, K.NBS)) for _ in range(3))
+        self.chain_args = (self.ch_body, self.ch_parent, self.ch_nb, self.ch_axis, self.ch_sp, self.ch_sc, self.ch_q0)
+        self._pose_call = bound_call(K.chain_pose_full, self.q0b, self.v0b, self.thb, self.thdb, self.base,
+                                     *self.chain_args, self.q, self.v)
+        self._syn_calls = tuple(
+            bound_call(K.chain_evaluate, self.q0b, self.v0b, self.thb, self.thdb, self.f, self.base, self.mass,
+                       self.inertia, *self.chain_args, self.q, self.v, self.Meff, self.Peff, self.Myq, self.Mqq,
+                       self.Pq, self.Jb, self.cb, self.a0b, self.thddb, sb) for sb in (0, 1))
+        self.fused = None  # (no base solve, base solve) zero-argument calls of pose, forces and synthesis
+        self.decide = None  # (state, h) -> None: the once-per-step decisions of the providers (the driver's)
+
+    def set_fused(self, calls, decide) -> None:
+        """Use a compiled evaluation of pose, forces and synthesis in one call (``calls``: without and with the
+        base solve, reading and writing this object's buffers) instead of the absolute system's force
+        evaluation, and ``decide(state, h)`` for the providers' once-per-step decisions. The vehicle's
+        fidelity provides them for the force elements it knows (:mod:`trackdyn.assembly.synthesis_fidelity`)."""
+        self.fused = tuple(calls)
+        self.decide = decide
 
     @staticmethod
     def _R(q):
@@ -475,8 +496,8 @@ class ChainSynthesis:
     def pose(self, q0, v0, th, thd, q=None, v=None):
         """Absolute positions and velocities (nb, 7), (nb, 6) of the base state and joint coordinates (into
         ``q``, ``v`` when given)."""
-        q = self.q if q is None else q
-        v = self.v if v is None else v
+        q = self.q.copy() if q is None else q
+        v = self.v.copy() if v is None else v
         q[self.base] = q0
         v[self.base] = v0
         self.K.chain_pose(q0, v0, th, thd, self.ch_body, self.ch_parent, self.ch_nb, self.ch_axis, self.ch_sp,
@@ -493,18 +514,25 @@ class ChainSynthesis:
         self.f[:] = f
         return self.f
 
-    def evaluate(self, t, q0, v0, th, thd, state, h=0.0, a0=None, solve_base=True):
-        """Pose, forces and the synthesis at one instant: returns ``(a0 (6), θ̈ (n, NBS))``. With
-        ``solve_base`` False the base acceleration ``a0`` is given (the subsystems' eq. 30 only)."""
-        self.pose(q0, v0, th, thd)
-        f = self.forces(t, state, h)
-        a0 = np.zeros(6) if a0 is None else a0
-        thdd = np.zeros((self.n, self.K.NBS))
-        self.K.chain_evaluate(q0, v0, th, thd, f, self.base, self.mass, self.inertia, self.ch_body, self.ch_parent,
-                              self.ch_nb, self.ch_axis, self.ch_sp, self.ch_sc, self.ch_q0, self.q, self.v,
-                              self.Meff, self.Peff, self.Myq, self.Mqq, self.Pq, self.Jb, self.cb, a0, thdd,
-                              int(solve_base))
-        return a0, thdd
+    def evaluate(self, t, q0, v0, th, thd, state, h=0.0, a0=None, solve_base=True, fused=False):
+        """Pose, forces and the synthesis at one instant: returns ``(a0 (6), θ̈ (n, NBS))`` (this object's
+        buffers: copy what you keep). With ``solve_base`` False the base acceleration ``a0`` is given (the
+        subsystems' eq. 30 only). ``fused``: the compiled evaluation of :meth:`set_fused` (if set), which
+        leaves the providers' decisions (the driver's) as they stand."""
+        self.q0b[:] = q0
+        self.v0b[:] = v0
+        self.thb[:] = th
+        self.thdb[:] = thd
+        if a0 is not None:
+            self.a0b[:] = a0
+        sb = int(bool(solve_base))
+        if fused and self.fused is not None:
+            self.fused[sb]()
+        else:
+            self._pose_call()
+            self.forces(t, state, h)
+            self._syn_calls[sb]()
+        return self.a0b, self.thddb
 
     def body_accelerations(self, a0, thdd, acc=None):
         """Absolute accelerations (nb, 6) = (r̈ world, ω̄̇ body) of every body from the last :meth:`evaluate`."""
@@ -512,11 +540,13 @@ class ChainSynthesis:
         self.K.chain_body_acc(a0, thdd, self.base, self.ch_body, self.ch_nb, self.Jb, self.cb, acc)
         return acc
 
-    def accelerations(self, state, h=0.0):
+    def accelerations(self, state, h=0.0, fused=False):
         """``(a0, θ̈, acc (nb, 6))`` at an absolute state on the joints' manifold."""
         q0, v0, th, thd = self.coordinates(state.q, state.v)
-        a0, thdd = self.evaluate(state.t, q0, v0, th, thd, state, h)
-        return a0, thdd, self.body_accelerations(a0, thdd)
+        if fused and self.decide is not None:
+            self.decide(state, h)
+        a0, thdd = self.evaluate(state.t, q0, v0, th, thd, state, h, fused=fused)
+        return a0.copy(), thdd.copy(), self.body_accelerations(a0, thdd)
 
     def effective_mass(self):
         """M0 + Σ M̆ (6, 6) of the last :meth:`evaluate`: the base's effective mass."""
@@ -560,7 +590,8 @@ class SynthesisStepper(Integrator):
     SCHEMES = CHAIN_SCHEMES
 
     def __init__(self, system, step, chains=None, base="chassis", scheme="explicit-implicit", alpha=-0.2,
-                 newton_tol=1e-8, newton_max_iter=12, refresh_after=3, solver="direct", **options):
+                 newton_tol=1e-8, newton_max_iter=12, refresh_after=3, base_prediction="last",
+                 weighted_coupling=True, fused=None, solver="direct", **options):
         if options:
             raise ValueError(f"integrator 'synthesis': unknown options {sorted(options)}; it takes scheme, alpha, "
                              "newton_tol, newton_max_iter, refresh_after")
@@ -578,6 +609,11 @@ class SynthesisStepper(Integrator):
         for key, val in (("newton_max_iter", newton_max_iter), ("refresh_after", refresh_after)):
             if isinstance(val, bool) or int(val) != val or int(val) < 1:
                 raise ValueError(f"integrator 'synthesis': {key} = {val!r}: expected an integer >= 1")
+        if base_prediction not in BASE_PREDICTIONS:
+            raise ValueError(f"integrator 'synthesis': base_prediction = {base_prediction!r}: choose one of "
+                             f"{list(BASE_PREDICTIONS)}")
+        self.base_prediction = base_prediction
+        self.weighted = bool(weighted_coupling)
         if chains is None:
             raise ValueError("integrator 'synthesis': needs the subsystems' chains (the fidelity gives them)")
         super().__init__(system, h)
@@ -589,70 +625,69 @@ class SynthesisStepper(Integrator):
         self.newton_max_iter = int(newton_max_iter)
         self.refresh_after = int(refresh_after)
         self.options = {"scheme": scheme, "alpha": a, "newton_tol": self.newton_tol,
-                        "newton_max_iter": self.newton_max_iter, "refresh_after": self.refresh_after}
+                        "newton_max_iter": self.newton_max_iter, "refresh_after": self.refresh_after,
+                        "base_prediction": base_prediction, "weighted_coupling": self.weighted}
         self.cs = ChainSynthesis(system, base, chains)
-        n, nq = self.cs.n, self.cs.nq
-        mask = np.zeros((n, nq), bool)
+        n = self.cs.n
+        NBS = self.cs.K.NBS
+        mask = np.zeros((n, NBS), bool)
         for i in range(n):
             mask[i, :self.cs.ch_nb[i]] = True
         self._mask = mask
-        self._H = None  # Newton matrices (n, nq, nq), a chord
-        self._x1 = np.zeros((1, 6))
-        self._qr = np.zeros((1, 7))
+        self._pad = np.zeros((n, NBS, NBS))
+        for i in range(n):
+            for j in range(self.cs.ch_nb[i], NBS):
+                self._pad[i, j, j] = 1.0
+        self._H = None  # Newton matrices (n, NBS, NBS), a chord
+        # the history (newest first): the base's q, v, a and the joints' rates; the last state's key
+        self.Hq0, self.Hv0, self.Ha0 = np.zeros((3, 7)), np.zeros((3, 6)), np.zeros((3, 6))
+        self.Hthd, self.Hthdd = np.zeros((3, n, NBS)), np.zeros((3, n, NBS))
+        self.th, self.xa, self.F = np.zeros((n, NBS)), np.zeros((n, NBS)), np.zeros((n, NBS))
+        self.nh = 0
+        self._key = None
+        if fused is not None:
+            made = fused(self.cs)
+            if made is not None:
+                self.cs.set_fused(*made)
 
     def settings(self) -> dict:
         name = next(k for k, v in SCHEME_INTEGRATORS.items() if v == self.scheme)
         return {"integrator": name, "step": self.h, **self.options}
 
     # ------------------------------------------------------------------ helpers
-    def _eval(self, t, q0, v0, th, thd, state, a0=None, solve_base=True):
+    def _eval(self, t, q0, v0, th, thd, state, a0=None, solve_base=True, fused=True):
         t0 = time.perf_counter()
-        a0, thdd = self.cs.evaluate(t, q0, v0, th, thd, state, self.h, a0=a0, solve_base=solve_base)
+        out = self.cs.evaluate(t, q0, v0, th, thd, state, self.h, a0=a0, solve_base=solve_base, fused=fused)
         self.counters["residual_evals"] += 1
         self.timing["forces"] += time.perf_counter() - t0
-        return a0, thdd
+        return out
 
-    def _start(self, state):
-        """The step's history: restored from ``state.extra`` when it belongs to this state, else begun anew
-        from the absolute state (AB1 on the first step)."""
-        ex = state.extra
-        ht = ex.get("synthesis.t")
-        if ht is not None and float(ht[0]) == state.t and ex["synthesis.q0"].shape[0] == ht.shape[0] \
-                and np.array_equal(ex["synthesis.q0"][0], state.q[self.cs.base]):
-            if len(ht) == 1 or np.allclose(np.diff(ht), -self.h, rtol=1e-9, atol=0.0):
-                return {k: ex[k] for k in ex if k.startswith("synthesis.")}
-        q0, v0, th, thd = self.cs.coordinates(state.q, state.v)
-        a0, thdd = self._eval(state.t, q0, v0, th, thd, state)
-        nq = self.cs.nq
-        return {"synthesis.t": np.array([state.t]), "synthesis.q0": q0[None], "synthesis.v0": v0[None],
-                "synthesis.a0": a0[None], "synthesis.th": th[:, :nq].copy(), "synthesis.thd": thd[None, :, :nq],
-                "synthesis.thdd": thdd[None, :, :nq], "synthesis.x": thdd[:, :nq].copy(),
-                "synthesis.F": self._coupling_force(a0)}
+    def _decide_and_eval(self, t, q0, v0, th, thd, state):
+        """The providers' decisions for the step from ``state`` (the driver's), then the full evaluation there
+        (the absolute system's force evaluation does both when no compiled evaluation is set)."""
+        cs = self.cs
+        if cs.fused is not None:
+            cs.decide(state, self.h)
+        return self._eval(t, q0, v0, th, thd, state)
+
+    def _begin(self, state):
+        """Start a history at ``state`` (the first step, or a state that is not the last one returned)."""
+        cs = self.cs
+        q0, v0, th, thd = cs.coordinates(state.q, state.v)
+        a0, thdd = self._decide_and_eval(state.t, q0, v0, th, thd, state)
+        self.Hq0[0], self.Hv0[0], self.Ha0[0] = q0, v0, a0
+        self.th[:] = th
+        self.Hthd[0], self.Hthdd[0] = thd, thdd
+        self.xa[:] = thdd
+        self.F[:] = self._coupling_force(a0)
+        self.nh = 1
 
     def _coupling_force(self, a0):
-        """F = M_yqᵀ Ẏ0 - P_q (n, nq) of the last evaluation: HHT's force term of eq. 31, α-weighted."""
-        nq = self.cs.nq
-        return np.einsum("ikj,k->ij", self.cs.Myq[:, :, :nq], a0) - self.cs.Pq[:, :nq]
-
-    def _advance_base(self, hist, c):
-        """AB step of the base in the chart at its current orientation: (q0, v0) at t_{n+1}."""
-        from ..integrators._chart_kernels import chart_log, chart_rate
-        from ..mbs._kernels import advance_positions_dq
-
-        h = self.h
-        qn = hist["synthesis.q0"][0:1]
-        dx = np.zeros((1, 6))
-        x = np.zeros((1, 6))
-        r = np.zeros((1, 6))
-        v1 = hist["synthesis.v0"][0].copy()
-        for j in range(len(c)):
-            chart_log(qn, hist["synthesis.q0"][j:j + 1], x)
-            chart_rate(x, hist["synthesis.v0"][j:j + 1], r)
-            dx += (h * c[j]) * r
-            v1 += (h * c[j]) * hist["synthesis.a0"][j]
-        q1 = np.zeros((1, 7))
-        advance_positions_dq(qn, dx, q1)
-        return q1[0], v1
+        """HHT's force term of eq. 31 at the last evaluation: ``M_yqᵀ Ẏ0 - P_q`` (α-weighted coupling) or
+        ``-P_q`` (eq. 31 as printed), (n, NBS)."""
+        if self.weighted:
+            return np.einsum("ikj,k->ij", self.cs.Myq, a0) - self.cs.Pq
+        return -self.cs.Pq.copy()
 
     # ------------------------------------------------------------------ the step
     def _step_impl(self, state):
@@ -661,141 +696,126 @@ class SynthesisStepper(Integrator):
 
         t0 = time.perf_counter()
         tf = self.timing["forces"]
-        hist = self._start(state)
-        k = min(len(hist["synthesis.t"]), 3)
+        cs, h = self.cs, self.h
+        if self._key != (state.t, id(state.q)):
+            self._begin(state)
+        k = min(self.nh, 3)
         c = _AB[k - 1]
-        h, t1 = self.h, state.t + self.h
-        q0, v0 = self._advance_base(hist, c)
-        th = hist["synthesis.th"]
-        nq = self.cs.nq
-        NBS = self.cs.K.NBS
-        if self.scheme == "explicit" and k == 1:  # Heun's step to start: AB3 keeps its order only so
-            q0, v0, th1, thd1 = self._heun(state, hist, q0, v0, t1)
+        t1 = state.t + h
+        q0, v0 = np.zeros(7), np.zeros(6)
+        th1, thd1 = np.zeros_like(self.th), np.zeros_like(self.th)
+        explicit = self.scheme == "explicit"
+        cs.K.chain_ab_advance(h, c, k, self.Hq0, self.Hv0, self.Ha0, self.th, self.Hthd, self.Hthdd,
+                              explicit and k > 1, q0, v0, th1, thd1)
+        iters = 1
+        if explicit and k == 1:  # Heun's step to start: AB3 keeps its third order only so
+            q0, v0, th1, thd1 = self._heun(state, q0, v0, t1)
             iters = 2
-        elif self.scheme == "explicit":
-            th1 = th + h * np.einsum("j,jik->ik", c, hist["synthesis.thd"][:k])
-            thd1 = hist["synthesis.thd"][0] + h * np.einsum("j,jik->ik", c, hist["synthesis.thdd"][:k])
-            iters = 1
-        else:
-            th1, thd1, iters = self._hht(state, hist, q0, v0, t1)
+        elif not explicit:
+            th1, thd1, iters = self._hht(state, q0, v0, t1)
         # the new state, its driver memory, then its accelerations (the next step's rates)
-        thP = np.zeros((self.cs.n, NBS))
-        thdP = np.zeros((self.cs.n, NBS))
-        thP[:, :nq], thdP[:, :nq] = th1, thd1
-        q, v = self.cs.pose(q0, v0, thP, thdP, q=np.empty_like(state.q), v=np.empty_like(state.v))
-        new = State(t1, q, v, np.zeros_like(state.lam), np.zeros_like(state.acc), dict(state.extra))
+        q, v = cs.pose(q0, v0, th1, thd1, q=np.empty_like(state.q), v=np.empty_like(state.v))
+        new = State(t1, q, v, state.lam, np.empty_like(state.acc), dict(state.extra))
         self.system.commit(new)
-        a0, thdd = self._eval(t1, q0, v0, thP, thdP, new)
-        self.cs.body_accelerations(a0, thdd, new.acc)
-        if not (np.all(np.isfinite(a0)) and np.all(np.isfinite(thdd))):
+        a0, thdd = self._decide_and_eval(t1, q0, v0, th1, thd1, new)
+        cs.body_accelerations(a0, thdd, new.acc)
+        if not (np.isfinite(a0).all() and np.isfinite(thdd).all()):
             raise StepFailed(f"t = {t1:.6g} s: non-finite accelerations in the synthesis")
-        keep = 3
-        ex = new.extra
-        ex["synthesis.t"] = np.concatenate([[t1], hist["synthesis.t"]])[:keep]
-        ex["synthesis.q0"] = np.concatenate([q0[None], hist["synthesis.q0"]])[:keep]
-        ex["synthesis.v0"] = np.concatenate([v0[None], hist["synthesis.v0"]])[:keep]
-        ex["synthesis.a0"] = np.concatenate([a0[None], hist["synthesis.a0"]])[:keep]
-        ex["synthesis.th"] = th1
-        ex["synthesis.thd"] = np.concatenate([thd1[None], hist["synthesis.thd"]])[:keep]
-        ex["synthesis.thdd"] = np.concatenate([thdd[None, :, :nq], hist["synthesis.thdd"]])[:keep]
-        ex["synthesis.x"] = self._x if self.scheme != "explicit" else thdd[:, :nq].copy()
-        ex["synthesis.F"] = self._coupling_force(a0)
+        for H in (self.Hq0, self.Hv0, self.Ha0, self.Hthd, self.Hthdd):
+            H[1:] = H[:-1].copy()
+        self.Hq0[0], self.Hv0[0], self.Ha0[0] = q0, v0, a0
+        self.Hthd[0], self.Hthdd[0] = thd1, thdd
+        self.th[:] = th1
+        if explicit:
+            self.xa[:] = thdd
+        self.F[:] = self._coupling_force(a0)
+        self.nh += 1
+        self._key = (t1, id(new.q))
         self.counters["iterations"] += iters
         self.last["iterations"] = iters
         self.timing["update"] += time.perf_counter() - t0 - (self.timing["forces"] - tf)
         return new
 
-    def _heun(self, state, hist, qe, ve, t1):
-        """The explicit model's first step, Heun's (order 2 locally 3, as AB3's): Euler's predictor
+    def _heun(self, state, qe, ve, t1):
+        """The explicit model's first step, Heun's (locally third order, as AB3's steps): Euler's predictor
         ``(qe, ve)`` for the base and the joints, one evaluation there, then the mean of the two rates (the
         base's rotation in the chart at its start, the predictor's rate mapped by dexp⁻¹)."""
         from ..integrators._chart_kernels import chart_rate
         from ..mbs._kernels import advance_positions_dq
 
         h = self.h
-        cs = self.cs
-        nq, NBS = cs.nq, cs.K.NBS
-        th, thd, thdd = hist["synthesis.th"], hist["synthesis.thd"][0], hist["synthesis.thdd"][0]
-        TH = np.zeros((cs.n, NBS))
-        THD = np.zeros((cs.n, NBS))
-        TH[:, :nq] = th + h * thd
-        THD[:, :nq] = thd + h * thdd
+        th, thd, thdd = self.th, self.Hthd[0], self.Hthdd[0]
+        TH, THD = th + h * thd, thd + h * thdd
         a0s, thdds = self._eval(t1, qe, ve, TH, THD, state)
-        q0n, v0n, a0n = hist["synthesis.q0"][0], hist["synthesis.v0"][0], hist["synthesis.a0"][0]
+        q0n, v0n, a0n = self.Hq0[0], self.Hv0[0], self.Ha0[0]
         r = np.zeros((1, 6))
         chart_rate((h * v0n)[None], ve[None], r)
         dx = (0.5 * h) * (v0n + r[0])
         q1 = np.zeros((1, 7))
         advance_positions_dq(q0n[None], dx[None], q1)
         v1 = v0n + 0.5 * h * (a0n + a0s)
-        return q1[0], v1, th + 0.5 * h * (thd + THD[:, :nq]), thd + 0.5 * h * (thdd + thdds[:, :nq])
+        return q1[0], v1, th + 0.5 * h * (thd + THD), thd + 0.5 * h * (thdd + thdds)
 
-    def _hht(self, state, hist, q0, v0, t1):
+    def _hht(self, state, q0, v0, t1):
         """HHT-α on every subsystem's joint coordinates with the base at t_{n+1} (eq. 31-35), batched."""
         from ..errors import StepFailed
 
         h, al, be, ga = self.h, self.alpha, self.beta, self.gamma
         cs = self.cs
-        n, nq, NBS = cs.n, cs.nq, cs.K.NBS
-        th, thd = hist["synthesis.th"], hist["synthesis.thd"][0]
-        xa = hist["synthesis.x"]
-        Fn = hist["synthesis.F"]
-        a0h = hist["synthesis.a0"]
-        a0p = 2.0 * a0h[0] - a0h[1] if len(a0h) > 1 else a0h[0].copy()
+        n, NBS = cs.n, cs.K.NBS
+        th, thd, xa, Fn = self.th, self.Hthd[0], self.xa, self.F
+        a0h = self.Ha0
+        a0p = 2.0 * a0h[0] - a0h[1] if self.nh > 1 and self.base_prediction == "linear" else a0h[0].copy()
         thb = th + h * thd + h * h * (0.5 - be) * xa
         thdb = thd + h * (1.0 - ga) * xa
-        TH = np.zeros((n, NBS))
-        THD = np.zeros((n, NBS))
         mask = self._mask
 
         def residual(x):
-            TH[:, :nq] = thb + be * h * h * x
-            THD[:, :nq] = thdb + ga * h * x
-            self._eval(t1, q0, v0, TH, THD, state, a0=a0p, solve_base=False)
+            self._eval(t1, q0, v0, thb + be * h * h * x, thdb + ga * h * x, state, a0=a0p, solve_base=False)
             F = self._coupling_force(a0p)
-            r = np.einsum("ijk,ik->ij", cs.Mqq[:, :nq, :nq], x) + (1.0 + al) * F - al * Fn
-            return np.where(mask, r, 0.0)
+            r = np.einsum("ijk,ik->ij", cs.Mqq, x) + (1.0 + al) * F - al * Fn
+            if not self.weighted:  # eq. 31 as printed: the coupling term M_yqᵀ Ẏ0 at t_{n+1}, unweighted
+                r += np.einsum("ikj,k->ij", cs.Myq, a0p)
+            r[~mask] = 0.0
+            return r
 
         def jacobian(x, r):
-            H = np.zeros((n, nq, nq))
-            for k in range(nq):  # every subsystem's k-th coordinate at once: they are independent given the base
+            H = np.zeros((n, NBS, NBS))
+            for k in range(self.cs.nq):  # the k-th coordinate of every subsystem at once: independent given the base
                 eps = 1e-6 * np.maximum(1.0, np.abs(x[:, k]))
                 xk = x.copy()
                 xk[:, k] += eps
                 H[:, :, k] = (residual(xk) - r) / eps[:, None]
-            H[~mask] = 0.0
-            for i in range(n):
-                for j in range(cs.ch_nb[i], nq):
-                    H[i, j, j] = 1.0
+            H[:, :, :][np.broadcast_to(~mask[:, None, :], H.shape)] = 0.0
+            H[:, :, :][np.broadcast_to(~mask[:, :, None], H.shape)] = 0.0
+            H += self._pad  # identity on the coordinates a shorter chain does not have
             self.counters["jacobian_evals"] += 1
+            self.counters["factorizations"] += 1
             return H
 
+        conv = False
+        it = 0
         for attempt in range(2):
             x = xa.copy()
-            fresh = self._H is None or attempt == 1
-            conv = False
-            it = 0
             for it in range(1, self.newton_max_iter + 1):
                 r = residual(x)
-                if fresh and it == 1:
+                if (self._H is None and it == 1) or attempt == 1:  # the retry is a full Newton: the tyres'
+                    # slip law and the brakes' tanh saturate, where a chord taken on their steep part stalls
                     self._H = jacobian(x, r)
-                    self.counters["factorizations"] += 1
                 dx = -np.linalg.solve(self._H, r[..., None])[..., 0]
                 self.counters["solves"] += 1
                 x += dx
                 if np.all(ga * h * np.abs(dx) <= self.newton_tol * (1.0 + np.abs(thdb))):
-                    conv = bool(np.all(np.isfinite(x)))
+                    conv = bool(np.isfinite(x).all())
                     break
             if conv:
                 if it > self.refresh_after:
                     self._H = None
                 break
-            if fresh:
-                break
         if not conv:
             raise StepFailed(f"t = {t1:.6g} s: the subsystems' HHT Newton iteration did not converge in "
                              f"{self.newton_max_iter} iterations (integrator 'synthesis', explicit-implicit)")
-        self._x = x
+        self.xa[:] = x
         return thb + be * h * h * x, thdb + ga * h * x, it
 
 
