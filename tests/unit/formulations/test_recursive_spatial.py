@@ -19,7 +19,7 @@ from trackdyn.formulations.recursive_spatial import RecursiveSpatialSystem
 from trackdyn.integrators import make_integrator
 from trackdyn.integrators.recursive import RecursiveABM, RecursiveRK4
 from trackdyn.math.quaternion import quat_from_axis_angle, quat_to_matrix
-from trackdyn.mbs import TSDA, Cylindrical, Fixed, Model, Prismatic, Revolute, RevoluteMotor, Spherical
+from trackdyn.mbs import TSDA, Cylindrical, Fixed, Model, Prismatic, Revolute, RevoluteMotor, Spherical, Universal
 from trackdyn.testing.problems import CHAIN64, chain, chain_loop, four_bar, four_bar_output_angle
 
 
@@ -101,10 +101,11 @@ def floating_loop():
     return m
 
 
-def rssr(driven=False):
+def rssr(driven=False, universal=False):
     """A spatial four-bar: crank on a ground revolute about (0, −0.3, 1), rocker on a ground revolute about x,
     coupler on two spherical joints; breadth first cuts ball B (3 rows). ``driven``: the crank is a motor at
-    2 rad/s (a driver row)."""
+    2 rad/s (a driver row). ``universal``: joint B a universal joint (the coupler's spin locked), which can only be
+    a cut joint (4 rows)."""
     m = Model(gravity=(0.0, 0.0, -9.81))
     O2, O4 = np.zeros(3), np.array([0.5, 0.1, 0.0])
     A = np.array([0.15, 0.0, 0.05])
@@ -117,7 +118,13 @@ def rssr(driven=False):
     m.add_joint(cls(m.ground, crank, point=O2, axis=[0, -0.3, 1], name="crank_pin", **kw))
     m.add_joint(Revolute(m.ground, rock, point=O4, axis=[1, 0, 0], name="pivot"))
     m.add_joint(Spherical(crank, coup, point=A, name="ballA"))
-    m.add_joint(Spherical(coup, rock, point=B, name="ballB"))
+    if universal:
+        along = (B - A) / np.linalg.norm(B - A)
+        ax_a = np.cross(along, [0.0, 0.0, 1.0])
+        ax_a /= np.linalg.norm(ax_a)
+        m.add_joint(Universal(coup, rock, point=B, axis_a=ax_a, axis_b=np.cross(along, ax_a), name="ballB"))
+    else:
+        m.add_joint(Spherical(coup, rock, point=B, name="ballB"))
     return m
 
 
@@ -201,6 +208,8 @@ def test_spanning_tree_joint_types_and_cut_rows():
     assert (fl.n, fl.nc, fl.cut_joints, fl.removed_rows) == (6 + 1 + 1 + 3 + 3, 5, ["mid"], [])
     rs = RecursiveSpatialSystem(rssr(driven=True))
     assert (rs.n, rs.nc, rs.cut_joints, rs.drivers) == (5, 3 + 1, ["ballB"], ["crank_pin"])
+    uj = RecursiveSpatialSystem(rssr(universal=True))
+    assert (uj.n, uj.nc, uj.cut_joints) == (5, 4, ["ballB"])
     # the planar loop: each cut revolute's 3 out-of-plane rows depend on the others and are dropped, by name
     with pytest.warns(RedundantConstraintWarning, match=r"pin\[17\] \(3\), pin\[48\] \(3\)"):
         lp = RecursiveSpatialSystem(chain_loop())
@@ -259,7 +268,8 @@ def test_velocity_product_term_matches_finite_differences(model_fn, seed):
     assert np.max(np.abs(a0 - fd)) <= 1e-7 * np.max(np.abs(a0))
 
 
-@pytest.mark.parametrize("model_fn, seed", [(floating_loop, 5), (floating_loop, 6), (rssr, 7)])
+@pytest.mark.parametrize("model_fn, seed", [(floating_loop, 5), (floating_loop, 6), (rssr, 7),
+                                            (lambda: rssr(universal=True), 17)])
 def test_closure_jacobian_matches_finite_differences(model_fn, seed):
     """Φ_q of the cut rows (fixed pattern) against central differences, off the manifold (ε = 1e-6)."""
     sys = RecursiveSpatialSystem(model_fn())
@@ -301,7 +311,8 @@ def test_mass_matrix_and_forces_equal_projected_absolute(model_fn, seed):
 
 
 @pytest.mark.parametrize("model_fn, seed", [(spatial_chain, 10), (floating_loop, 11), (floating_loop, 12),
-                                            (lambda: rssr(True), 13), (chain_loop, 14)])
+                                            (lambda: rssr(True), 13), (chain_loop, 14),
+                                            (lambda: rssr(universal=True), 18)])
 def test_accelerations_equal_absolute_index1_solution(model_fn, seed):
     """Body accelerations of the articulated-body pass with the cut rows' multipliers = the absolute KKT's
     ``[[M, Jᵀ], [J, 0]]`` (dense), at states on the closure manifold."""
@@ -387,7 +398,7 @@ def run_both(model, t_end, h=1e-4):
     return err, closure, sr
 
 
-@pytest.mark.parametrize("model_fn", [spatial_chain, floating_loop, rssr])
+@pytest.mark.parametrize("model_fn", [spatial_chain, floating_loop, rssr, lambda: rssr(universal=True)])
 def test_spatial_models_follow_absolute_short(model_fn):
     """0.1 s at h = 1e-4: every centre within 1e-10 m of the absolute RK4, cut points closed to 1e-9 m."""
     model = model_fn()
