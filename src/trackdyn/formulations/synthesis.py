@@ -447,7 +447,7 @@ class ChainSynthesis:
         nb_ = system.nb
         self.q = system.q0.copy()
         self.v = system.v0.copy()
-        self.f = np.zeros((nb_, 6))
+        self.f = system.f  # the system's own force array (the divergence monitor reads it)
         self._data = np.zeros(system.pattern.nnz)
         self.Meff = np.zeros((6, 6))
         self.Peff = np.zeros(6)
@@ -511,7 +511,8 @@ class ChainSynthesis:
         s = self.system
         s.update_kinematics(self.q, self.v)
         f = s.eval_forces(t, self.v, 0.0, 0.0, self._data, state=state, h=h)
-        self.f[:] = f
+        if f is not self.f:
+            self.f[:] = f
         return self.f
 
     def evaluate(self, t, q0, v0, th, thd, state, h=0.0, a0=None, solve_base=True, fused=False):
