@@ -106,7 +106,7 @@ class RecursiveSpatialSystem:
     """
 
     formulation = "recursive"
-    joint_reactions = False
+    joint_reactions = True
 
     def __init__(self, model: Model, redundant_tol: float = 1e-9):
         self.model = model
@@ -182,6 +182,7 @@ class RecursiveSpatialSystem:
         self.joint_ax = np.array([x[5] for x in nodes], dtype=float).reshape(nn, 3)
         self.node_c0 = np.array([x[6] for x in nodes], dtype=float).reshape(nn, 4)
         self.node_joint = [x[7] for x in nodes]
+        self.node_joint_index = np.array([x[8] for x in nodes], dtype=np.int64)
         self.node_nd = np.array([_NDOF[t] for t in self.joint_type], dtype=np.int64)
         self.node_q = np.concatenate([[0], np.cumsum(self.node_nd)[:-1]]).astype(np.int64)
         self.n = n = int(self.node_nd.sum())
@@ -243,6 +244,13 @@ class RecursiveSpatialSystem:
         self.drv_vel = np.zeros(self.n_drv)
         self.drv_acc = np.zeros(self.n_drv)
         self.nc = m = self.n_row + self.n_drv
+        # joint reactions (recorded as NAME.force / NAME.torque: on the joint's second body, world frame, torque
+        # about its point on that body), refreshed by evaluate_outputs
+        self.joint_names = [jt.name for jt in joints]
+        self.joint_body_b = np.array([jt._ib for jt in joints], dtype=np.int64)
+        self.joint_point_b = np.array([jt._point_b for jt in joints], dtype=float).reshape(-1, 3)
+        self._react_F = np.zeros((len(joints), 3))
+        self._react_T = np.zeros((len(joints), 3))
         # ---------------------------------------------------------------- forces
         self._abs = None
         self._has_forces = bool(model.forces)
@@ -322,6 +330,7 @@ class RecursiveSpatialSystem:
         self.row_c = np.array([pr.c for _, pr in rows], dtype=float).reshape(m, 3)
         self.row_f = np.array([pr.f0 for _, pr in rows], dtype=float).reshape(m)
         self._row_joint_names = [self.model.joints[k].name for k, _ in rows]
+        self.row_joint = np.array([k for k, _ in rows], dtype=np.int64)
         ptr, ent_node, ent_col, ent_side = [0], [], [], []
         for r in range(m):
             flags = {}
@@ -599,9 +608,73 @@ class RecursiveSpatialSystem:
         return State(float(t), qa, va, np.array(lam, dtype=float), aa, ex)
 
     def evaluate_outputs(self, state: State, elements: bool = True) -> None:
-        """Bring the force elements' and markers' recorded outputs up to date with ``state``."""
+        """Bring the force elements' and markers' recorded outputs and the joints' reactions up to date with
+        ``state`` (its joint coordinates, accelerations and multipliers)."""
         if self._abs is not None and elements:
             self._abs.evaluate_outputs(state, elements=True)
+        ex = state.extra
+        self.joint_reaction_forces(state.t, ex["recursive.q"], ex["recursive.qd"], ex["recursive.qdd"], state.lam)
+
+    def joint_reaction_forces(self, t: float, q, qd, qdd, lam):
+        """Reaction force and torque of every model joint on its second body, world frame, the torque about the
+        joint's point on that body (as :meth:`AbsoluteSystem.reactions`): ``(F (nj, 3), T (nj, 3))`` (buffers).
+
+        A tree joint transmits the spatial force that the recursive Newton-Euler pass finds at its child's centre
+        (every load of the subtree: inertia, gravity, force elements, the cut rows' ``−ψ λ``, a motor's torque); a
+        cut joint's reaction is its rows' ``−ψ λ``; a dropped redundant row carries none.
+        """
+        self.kinematics(q, qd)
+        self.applied_forces(t)
+        F, T = self._react_F, self._react_T
+        F[:] = 0.0
+        T[:] = 0.0
+        lam = np.asarray(lam, dtype=float)
+        psi = np.zeros((self.n_row, 2, 6))
+        if self.n_row:
+            SK.cut_rows(*self._row_args[:8], self.pos, self.R, self.vel, np.zeros(self.n_row), psi, self._gamma)
+        nf = self.node_force.copy()
+        cut_load = np.zeros((len(self.joint_names), 2, 6))  # per cut joint and side: −ψ λ at the side's centre
+        for r in range(self.n_row):
+            for side in range(2):
+                nd = self.row_node[r, side]
+                if nd >= 0:
+                    nf[nd] -= psi[r, side] * lam[r]
+                    cut_load[self.row_joint[r], side] -= psi[r, side] * lam[r]
+        acc, Fn = np.zeros((self.n_node, 6)), np.zeros((self.n_node, 6))
+        SK.inverse_dynamics(self.node_parent, self.node_q, self.node_nd, self.H, self.r_pc, self.bias, self.vel,
+                            self.R, self.node_mass, self.node_inertia, nf, self.gravity,
+                            np.ascontiguousarray(qdd, dtype=float), True, self._id_W, acc, Fn, np.zeros(self.n))
+
+        def point_b(k):
+            b = self.joint_body_b[k]
+            if b < 0:
+                return self.joint_point_b[k]
+            nd = self.node_of_body[b]
+            return self.pos[nd] + self.R[nd] @ self.joint_point_b[k]
+
+        for j in range(self.n_node):
+            k = self.node_joint_index[j]
+            if k < 0:
+                continue
+            sg = 1.0 if self.node_body[j] == self.joint_body_b[k] else -1.0
+            f = sg * Fn[j, :3]
+            F[k] = f
+            T[k] = sg * Fn[j, 3:] + np.cross(self.pos[j] - point_b(k), f)
+        for k in set(self.row_joint.tolist()):
+            p = point_b(k)
+            jt = self.model.joints[k]
+            ends = (self.model._index(jt.body_a), self.model._index(jt.body_b))
+            side = 1 if ends[1] >= 0 else 0
+            sg = 1.0 if side == 1 else -1.0
+            nd = self.node_of_body[ends[side]]
+            f = sg * cut_load[k, side, :3]
+            F[k] = f
+            T[k] = sg * cut_load[k, side, 3:] + np.cross(self.pos[nd] - p, f)
+        return F, T
+
+    def reactions(self, lam):
+        """The joints' reactions of the last :meth:`evaluate_outputs` (``lam`` is that state's)."""
+        return self._react_F, self._react_T
 
     def commit(self, state: State) -> None:
         """Nothing is staged between steps (no contact history yet)."""

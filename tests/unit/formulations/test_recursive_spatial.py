@@ -32,7 +32,7 @@ def dense_mass(a):
     return M
 
 
-def absolute_accelerations(a, qa, va):
+def absolute_accelerations(a, qa, va, with_lam=False):
     """Body accelerations of the absolute index-1 system [[M, Jᵀ], [J, 0]] [v̇; λ] = [f; γ] (dense)."""
     a.update_kinematics(qa, va)
     a.update_drivers(0.0)
@@ -43,6 +43,8 @@ def absolute_accelerations(a, qa, va):
     K = np.zeros((nd + a.nc, nd + a.nc))
     K[:nd, :nd], K[:nd, nd:], K[nd:, :nd] = M, J.T, J
     sol = np.linalg.solve(K, np.concatenate([f, a.gamma]))
+    if with_lam:
+        return sol[:nd].reshape(a.nb, 6), sol[nd:]
     return sol[:nd].reshape(a.nb, 6)
 
 
@@ -325,6 +327,26 @@ def test_accelerations_equal_absolute_index1_solution(model_fn, seed):
     assert np.max(np.abs(aa - ref)) <= 1e-12 * np.max(np.abs(ref))
 
 
+@pytest.mark.parametrize("model_fn, seed", [(spatial_chain, 19), (floating_loop, 20), (lambda: rssr(True), 21),
+                                            (lambda: rssr(universal=True), 22)])
+def test_joint_reactions_equal_absolute(model_fn, seed):
+    """Every joint's reaction on its second body (force, and torque about its point; tree joints from the Newton-Euler
+    pass with the cut rows' loads, cut joints from their rows' λ) = the absolute formulation's ``reactions`` of its
+    own KKT multipliers, at a state on the manifold (relative to the largest)."""
+    model = model_fn()
+    sys, a = spatial(model), absolute(model)
+    q, qd = manifold_state(sys, seed)
+    qdd, lam = sys.accelerations(0.0, q, qd)
+    qdd, lam = qdd.copy(), lam.copy()
+    F, T = sys.joint_reaction_forces(0.0, q, qd, qdd, lam)
+    qa, va, _ = sys.to_absolute(q, qd)
+    _, lam_abs = absolute_accelerations(a, qa, va, with_lam=True)
+    Fa, Ta = a.reactions(lam_abs)
+    assert np.max(np.abs(Fa)) > 1.0
+    assert np.max(np.abs(F - Fa)) <= 1e-10 * np.max(np.abs(Fa))
+    assert np.max(np.abs(T - Ta)) <= 1e-10 * np.max(np.abs(Ta))
+
+
 # ---------------------------------------------------------------------------- the planar code, independently
 def test_chain64_through_spatial_and_planar_code():
     """chain64: the same M, q̈ at random states (relative 1e-12) and the same RK4 trajectory over 0.1 s at
@@ -532,3 +554,10 @@ def test_simulation_steps_and_records_the_spatial_system(stepper):
     p_b = st.q[0, :3] + quat_to_matrix(st.q[0, 3:]) @ s_b
     assert abs(L[-1] - np.linalg.norm(p_b - [0.0, 0.0, 0.6])) <= 1e-12
     assert sys.cut_point_error(st.extra["recursive.q"]) <= 1e-9
+    # the joints' reactions are recorded: the cut joint's and a tree joint's at the last sample
+    ex = st.extra
+    F, T = sys.joint_reaction_forces(st.t, ex["recursive.q"], ex["recursive.qd"], ex["recursive.qdd"], st.lam)
+    for k, nm in ((model.joints.index(next(j for j in model.joints if j.name == "mid")), "mid"), (0, "r1")):
+        rec = np.array([r[f"{nm}.force.{c}"][-1] for c in "xyz"] + [r[f"{nm}.torque.{c}"][-1] for c in "xyz"])
+        assert np.max(np.abs(rec - np.concatenate([F[k], T[k]]))) <= 1e-9 * (1.0 + np.max(np.abs(rec)))
+        assert np.max(np.abs(rec[:3])) > 0.1
