@@ -18,7 +18,8 @@ tree plus closed loops) into:
   node: the child moves with its parent). Rotation vectors use the exact
   kinematic map ``ω = J_l(φ) φ̇`` (so ``q̇`` is the time derivative of ``q``
   and the steppers integrate ``(q, q̇)`` as for the planar system); ``J_l``
-  is singular at |φ| = 2π, which a run must stay short of;
+  is singular at |φ| = 2π, so the steppers re-chart a rotation vector past
+  half a turn (:meth:`RecursiveSpatialSystem.rechart`);
 - the cut joints' own constraint rows, the thesis's primitives (appendix B)
   that :class:`~trackdyn.formulations.absolute.AbsoluteSystem` uses: 3 CD +
   2 DP1 for a revolute, 3 CD for a spherical, 3 CD + 3 DP1 for a weld, 3 CD +
@@ -73,6 +74,13 @@ _TREE_TYPES = {Revolute: SK.REVOLUTE, RevoluteMotor: SK.REVOLUTE, Prismatic: SK.
                Spherical: SK.SPHERICAL, Fixed: SK.FIXED}
 _NDOF = {SK.FIXED: 0, SK.REVOLUTE: 1, SK.PRISMATIC: 1, SK.SPHERICAL: 3, SK.FREE: 6}
 _ROW_TYPES = {MK.CD: SK.ROW_CD, MK.DP1: SK.ROW_DP1}
+
+
+def _jl_matrix(phi) -> np.ndarray:
+    """``J_l(φ) = I + a [φ]× + b [φ]×²`` (3, 3), the map ω = J_l(φ) φ̇ of a rotation vector."""
+    a, b, _, _ = SK._jl_coeffs(float(phi[0]), float(phi[1]), float(phi[2]))
+    S = np.array([[0.0, -phi[2], phi[1]], [phi[2], 0.0, -phi[0]], [-phi[1], phi[0], 0.0]])
+    return np.eye(3) + a * S + b * (S @ S)
 
 
 class RecursiveSpatialSystem:
@@ -185,6 +193,7 @@ class RecursiveSpatialSystem:
         self.node_joint_index = np.array([x[8] for x in nodes], dtype=np.int64)
         self.node_nd = np.array([_NDOF[t] for t in self.joint_type], dtype=np.int64)
         self.node_q = np.concatenate([[0], np.cumsum(self.node_nd)[:-1]]).astype(np.int64)
+        self._rot_nodes = [j for j in range(nn) if self.joint_type[j] in (SK.SPHERICAL, SK.FREE)]
         self.n = n = int(self.node_nd.sum())
         self.node_of_body = node_of[:nb_].copy()
         self.node_mass = self.mass[self.node_body].copy()
@@ -560,6 +569,27 @@ class RecursiveSpatialSystem:
             raise ValueError(f"recursive formulation: cut-joint closure |Φ| = {np.max(np.abs(self.phi)):.3g} "
                              f"after {max_iter} iterations")
         return int(it)
+
+    def rechart(self, q, qd) -> bool:
+        """Re-chart the rotation vectors past half a turn, in place: a spherical or free joint's φ with
+        |φ| = θ > π becomes ``φ (1 − 2π/θ)`` (the same rotation, |φ'| = 2π − θ < π) and its rates
+        ``φ̇' = J_l(φ')⁻¹ J_l(φ) φ̇`` (the same angular velocity). Keeps every rotation vector away from
+        J_l's singularity at 2π, so a free base or a ball joint may turn without limit. Returns whether a
+        coordinate changed (the steppers then re-evaluate the accelerations and restart any multistep
+        history)."""
+        changed = False
+        for j in self._rot_nodes:
+            k = int(self.node_q[j]) + (3 if self.joint_type[j] == SK.FREE else 0)
+            phi = np.array(q[k:k + 3], dtype=float)
+            th = float(np.linalg.norm(phi))
+            if th <= np.pi:
+                continue
+            new = phi * (1.0 - 2.0 * np.pi / th)
+            w = _jl_matrix(phi) @ qd[k:k + 3]
+            q[k:k + 3] = new
+            qd[k:k + 3] = np.linalg.solve(_jl_matrix(new), w)
+            changed = True
+        return changed
 
     def to_absolute(self, q, qd, qdd=None):
         """Absolute body states ``(q (nb, 7), v (nb, 6), acc (nb, 6))`` (copies) of (q, q̇[, q̈])."""

@@ -15,7 +15,10 @@ classical RK4 tableau, then puts the end point back on the closure
 manifold: Newton on ``Φ(q) = 0`` with the least-norm correction and the
 velocity projection ``Φ_q q̇ = 0`` (no Baumgarte parameter). The correction
 is of the size of the step's local error, so the order is kept; the cut
-joints hold to ``closure_tol`` after every step.
+joints hold to ``closure_tol`` after every step. A system with
+rotation-vector coordinates (the spatial one) then re-charts those past
+half a turn (``system.rechart``: the same state in new coordinates; the ABM
+history is restarted when it does).
 
 A system without force elements (``compiled_rk4``) runs the three later
 stages and the update in one compiled call (``rk4_advance``); otherwise the
@@ -53,6 +56,12 @@ def _check_recursive(name, system, solver, closure_tol, closure_max_iter) -> tup
     return tol, it
 
 
+def _rechart(system, q, v) -> bool:
+    """Let a system with rotation-vector coordinates re-chart them (in place) past half a turn; whether it did."""
+    rechart = getattr(system, "rechart", None)
+    return bool(rechart(q, v)) if rechart is not None else False
+
+
 def _joint_coordinates(name, extra):
     """(q, q̇) of a recursive system's state, or ValueError saying where to start from."""
     try:
@@ -87,6 +96,7 @@ class RecursiveRK4(Integrator):
         self.closure_tol = tol
         self.closure_max_iter = it
         self.counters["projection_iterations"] = 0
+        self.counters["recharts"] = 0
 
     def _step_impl(self, state: State) -> State:
         s = self.system
@@ -124,6 +134,8 @@ class RecursiveRK4(Integrator):
         except ValueError as err:
             raise StepFailed(f"t = {t:.6g} s: {err}") from None
         self.counters["projection_iterations"] += iters
+        if _rechart(s, q, v):
+            self.counters["recharts"] += 1
         t_c = clock()
         self.timing["constraints"] += t_c - t_b
         qdd, lam = s.accelerations(t + h, q, v)
@@ -183,7 +195,7 @@ class RecursiveABM(Integrator):
         self.rtol, self.atol, self.order = rtol, atol, order
         self.first_step, self.max_step = first_step, max_step
         self.closure_tol, self.closure_max_iter = tol, it
-        self.counters.update(substeps=0, rejected=0, projection_iterations=0)
+        self.counters.update(substeps=0, rejected=0, projection_iterations=0, recharts=0)
         self._hist_t, self._hist_h = [], []
 
     @property
@@ -263,10 +275,16 @@ class RecursiveABM(Integrator):
         t_b = clock()
         self.timing["forces"] += t_b - t_a
         keep = {k: x for k, x in ex.items() if not k.startswith(("recursive.", "rabm."))}
-        keep["rabm.t"], keep["rabm.q"], keep["rabm.v"], keep["rabm.a"] = hist
-        keep["rabm.h"] = np.array([hc])
-        keep["rabm.lam"] = lam
         q1, v1, a1 = hist[1][0].copy(), hist[2][0].copy(), hist[3][0].copy()
+        if _rechart(s, q1, v1):
+            # new coordinates for the same state: the Adams history in the old ones is dropped (the next step
+            # restarts at order 1 from its own first step)
+            self.counters["recharts"] += 1
+            a1, lam = self._acc(t_end, q1, v1)
+        else:
+            keep["rabm.t"], keep["rabm.q"], keep["rabm.v"], keep["rabm.a"] = hist
+            keep["rabm.h"] = np.array([hc])
+            keep["rabm.lam"] = lam
         new = s.state(t_end, q1, v1, a1, lam, keep, evaluated=True)
         s.commit(new)
         self.timing["update"] += clock() - t_b
