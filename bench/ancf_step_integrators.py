@@ -1,7 +1,7 @@
 """Where the ancf fidelity's step error comes from (issue #30; a study tool, not a benchmark): the APC on the
 ``ancf`` fidelity, driven through the sprocket ramp of ``trackdyn bench apc-joints-stepsize`` (0 -> 25 rad/s
 over 0.2-1.2 s, at the fidelity's default step), then 2 s from that one state at a reference step (1e-5 s,
-linearised Euler) and at each asked variant, ``INTEGRATOR:STEP`` with ``euler`` (the linearised Euler step)
+linearised Euler, or ``--reference VARIANT``) and at each asked variant, ``INTEGRATOR:STEP`` with ``euler`` (the linearised Euler step)
 or ``thetaX`` (the linearised θ-method at θ = X). Per variant: the largest road-wheel height difference from
 the reference over the record (the bench's measure, mm), the chassis's forward-position difference at 0.5, 1
 and 2 s (m), its height difference, and the mean road-wheel height differences (the pitch the step leaves).
@@ -60,7 +60,11 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("variants", nargs="+")
     ap.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "trackdyn-ancf-step-integrators"))
+    ap.add_argument("--reference", default=f"euler:{H_REF:g}",
+                    help="the reference run, a variant (default euler:1e-05; e.g. theta0.6:1e-05 for that "
+                         "integrator's own reference)")
     a = ap.parse_args(argv)
+    ref_label, ref_integrator, ref_options, ref_h = a.reference, *_parse(a.reference)
     variants = [(v, *_parse(v)) for v in a.variants]
     os.makedirs(a.cache, exist_ok=True)
     warnings.simplefilter("ignore")
@@ -84,13 +88,14 @@ def main(argv=None) -> None:
         res = prep.sim.run(state0.t + T_RUN)
         return np.array([res[n] for n in names]), time.process_time() - c0
 
-    ref_file = os.path.join(a.cache, "reference.npy")
+    default_ref = ref_integrator is None and ref_h == H_REF
+    ref_file = os.path.join(a.cache, "reference.npy" if default_ref else f"reference-{ref_label.replace(':', '_')}.npy")
     if os.path.exists(ref_file):
         ref = np.load(ref_file)
     else:
-        ref, cpu = run(H_REF)
+        ref, cpu = run(ref_h, ref_integrator, ref_options)
         np.save(ref_file, ref)
-        print(f"reference: linearised Euler at {H_REF:g} s, {cpu / T_RUN:.1f} CPU s per simulated s")
+        print(f"reference: {ref_label}, {cpu / T_RUN:.1f} CPU s per simulated s")
     nw = len(wheels)
     print("variant | road wheels, mm | chassis x at 0.5 / 1 / 2 s, m | chassis z, mm | mean wheel z, mm | CPU s/s")
     for label, integrator, options, h in variants:
