@@ -48,7 +48,9 @@ __all__ = ["SynthesisFormulation", "SYNTHESIS_STEP", "SYNTHESIS_OPTIONS"]
 #: tyres' slip law damps its horizontal motion hard: with the wheels braked the slip's denominator is the
 #: floor v_min = 0.1 m/s, so each tyre's μ F_z / (κ_ref v_min) = 2.6e5 N s/m acts on the chassis; in yaw the six
 #: give 1.6e6 N m s on ~1 300 kg m², |λ| ≈ 1 200 1/s, and AB3's real-axis bound 0.545/|λ| is 0.45 ms
-#: (docs/synthesis.md, "robot-6x6 on synthesis"). 2.5e-4 s, the links event step, keeps a margin of ~2 there.
+#: (docs/synthesis.md, "The `synthesis` fidelity"). 2.5e-4 s, the links event step, keeps a margin of ~2 there:
+#: the braked settle of the conformance test takes 3.2 evaluations a step at 2.5e-4 s, 26 at 5e-4 s and 30 at
+#: 1e-3 s (its Newton iteration fighting the explicit chassis). Rolling, the steps may grow (bench/README.md).
 SYNTHESIS_STEP = 2.5e-4
 #: the stepper's options that a scenario may set (``scenario.options``, no prefix)
 SYNTHESIS_OPTIONS = ("alpha", "newton_tol", "newton_max_iter", "refresh_after", "base_prediction", "weighted_coupling")
