@@ -138,7 +138,7 @@ class SynthesisFormulation:
         models="a wheeled vehicle's chassis as a free base body (6 dof) and each suspension unit (arm and "
                "spinning wheel) a joint-coordinate chain subsystem reduced to effective mass and force on it; "
                "point tyres and wheel motors as links; no joint reactions",
-        cost="subsystem synthesis", paper="kim-2012", default_step=SYNTHESIS_STEP,
+        cost="reduced", paper="kim-2012", default_step=SYNTHESIS_STEP,
         default_integrator="synthesis-ab3-hht", integrators=tuple(SCHEME_INTEGRATORS),
         option_prefixes=(), benchmark="", conformance_vehicle="robot-6x6", running_gear=("wheels",),
         # measured against links on robot-6x6 (tests/integration/test_conformance.py), synthesis at its 2.5e-4 s

@@ -569,21 +569,25 @@ class SynthesisStepper(Integrator):
     base with chain subsystems), an :class:`~trackdyn.integrators.base.Integrator` for the generic
     :class:`~trackdyn.sim.simulation.Simulation`: it takes and returns the absolute state of every body.
 
-    ``scheme = "explicit"``: AB3 (AB1, AB2 on the first steps) on the base and on every joint coordinate, one
-    synthesis evaluation per step. The base's rotation advances in the chart centred at its current
-    orientation: the past orientations are mapped into it exactly and their rates carry the inverse right
-    Jacobian of SO(3) (``dexp⁻¹``, :mod:`trackdyn.integrators._chart_kernels`), so AB3 keeps its order on the
-    rotation group.
+    ``scheme = "explicit"``: AB3 on the base and on every joint coordinate (Heun's step first, then AB2, so
+    that the order is 3 from the start), one synthesis evaluation per step. The base's rotation advances in
+    the chart centred at its current orientation: the past orientations are mapped into it exactly and their
+    rates carry the inverse right Jacobian of SO(3) (``dexp⁻¹``, :mod:`trackdyn.integrators._chart_kernels`),
+    so AB3 keeps its order on the rotation group.
 
     ``scheme = "explicit-implicit"``: AB3 on the base as above; HHT-α (``alpha``) on every subsystem's joint
     coordinates with the base at t_{n+1} from AB3 (kim-2012 eq. 31-35), all subsystems' Newton iterations
     together (each iteration is one force evaluation of the whole vehicle, the subsystems being independent
-    once the base is given); the base's acceleration in eq. 31 extrapolated linearly from t_n and t_{n-1}
-    and its coupling term α-weighted like a force (docs/synthesis.md: eq. 31 as printed is first order);
-    Newton matrix (eq. 35) by finite differences of the residual, all subsystems at once, kept as a chord
-    and refreshed when a step needs more than ``refresh_after`` iterations or fails. After the subsystems the
-    base equation at t_{n+1} gives a0_{n+1} (and the state's accelerations).
+    once the base is given). The base's acceleration in eq. 31 is the last one (``base_prediction="last"``,
+    first order) or extrapolated from t_n and t_{n-1} (``"linear"``: second order, less robust against a
+    stiffly damped explicit base); its coupling term is α-weighted like a force (``weighted_coupling``; eq. 31
+    as printed leaves it unweighted). Newton matrix (eq. 35) by finite differences of the residual, all
+    subsystems at once, kept as a chord and refreshed when a step needs more than ``refresh_after``
+    iterations; a step that fails with the chord is redone by full Newton. After the subsystems the base
+    equation at t_{n+1} gives a0_{n+1} (and the state's accelerations).
 
+    ``fused``: a factory ``(ChainSynthesis) -> (calls, decide) or None`` of a compiled one-call evaluation
+    (:meth:`ChainSynthesis.set_fused`); without it the absolute system's force evaluation is used.
     The driver decides once per step from the step's initial state (as on every fidelity).
     """
 
@@ -595,7 +599,7 @@ class SynthesisStepper(Integrator):
                  weighted_coupling=True, fused=None, solver="direct", **options):
         if options:
             raise ValueError(f"integrator 'synthesis': unknown options {sorted(options)}; it takes scheme, alpha, "
-                             "newton_tol, newton_max_iter, refresh_after")
+                             "newton_tol, newton_max_iter, refresh_after, base_prediction, weighted_coupling")
         h = float(step)
         if not (np.isfinite(h) and h > 0):
             raise ValueError(f"integrator 'synthesis': step must be positive, got {step!r}")
