@@ -75,7 +75,8 @@ def main():
     print("| run | wall µs per step | CPU µs per step | last link vs spatial (m) |")
     print("|---|---|---|---|")
     for r in runs:
-        print(f"| {r['run']} | {r['wall_us_per_step']:.1f} | {r['cpu_us_per_step']:.1f} | {r['tip_vs_spatial_m']:.1e} |")
+        print(f"| {r['run']} | {r['wall_us_per_step']:.1f} | {r['cpu_us_per_step']:.1f} "
+              f"| {r['tip_vs_spatial_m']:.1e} |")
 
 
 if __name__ == "__main__":
