@@ -127,7 +127,15 @@ def fused_vehicle_evaluation(cs):
         f[:] = 0.0
         dt.accumulate(ForceContext(state.t, h, state, kin, f, dv, data, 0.0, 0.0, kxv))
 
-    return calls, decide
+    profiles = dt.driver.side_profiles() if getattr(dt.driver, "kinematic", False) else None
+
+    def at_time(t):
+        # the speed servo's reference at the evaluation's own time: the drivetrain's accumulate sets it for the
+        # end of an implicit Euler step (t + h), which is one step ahead of the synthesis' evaluations at t_{n+1}
+        for k, p in enumerate(profiles):
+            dt.servo_ref[k] = float(p.value(t))
+
+    return calls, decide, (at_time if profiles is not None else None)
 
 
 class SynthesisFormulation:
@@ -197,6 +205,10 @@ class SynthesisFormulation:
             raise ValueError(f"seat: vehicle {spec.name!r} has a seat on a prismatic joint; the 'synthesis' "
                              "fidelity's subsystems are chains of revolutes (remove [seat] or use links)")
         check_wheeled_scenario(sc, self.name, self.info.integrators)
+        if getattr(sc.driver, "kinematic", False) and sc.integrator == "synthesis-ab3":
+            raise ValueError(f"scenario.driver = {sc.driver!r}: a prescribed wheel speed acts through a stiff servo "
+                             "(1e6 N m s/rad on a 1.2 kg m² wheel) that the explicit 'synthesis-ab3' would need "
+                             "h < 1e-6 s for; use 'synthesis-ab3-hht' (the servo in the implicit subsystems)")
 
     def build(self, sc) -> Build:
         opts = self._options(sc)

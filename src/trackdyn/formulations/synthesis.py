@@ -469,14 +469,17 @@ class ChainSynthesis:
                        self.Pq, self.Jb, self.cb, self.a0b, self.thddb, sb) for sb in (0, 1))
         self.fused = None  # (no base solve, base solve) zero-argument calls of pose, forces and synthesis
         self.decide = None  # (state, h) -> None: the once-per-step decisions of the providers (the driver's)
+        self.at_time = None  # t -> None: time-dependent inputs of the compiled evaluation at its time t
 
-    def set_fused(self, calls, decide) -> None:
+    def set_fused(self, calls, decide, at_time=None) -> None:
         """Use a compiled evaluation of pose, forces and synthesis in one call (``calls``: without and with the
         base solve, reading and writing this object's buffers) instead of the absolute system's force
-        evaluation, and ``decide(state, h)`` for the providers' once-per-step decisions. The vehicle's
+        evaluation, ``decide(state, h)`` for the providers' once-per-step decisions and ``at_time(t)`` for
+        inputs that depend on the evaluation's own time (a prescribed wheel speed's reference). The vehicle's
         fidelity provides them for the force elements it knows (:mod:`trackdyn.assembly.synthesis_fidelity`)."""
         self.fused = tuple(calls)
         self.decide = decide
+        self.at_time = at_time
 
     @staticmethod
     def _R(q):
@@ -528,6 +531,8 @@ class ChainSynthesis:
             self.a0b[:] = a0
         sb = int(bool(solve_base))
         if fused and self.fused is not None:
+            if self.at_time is not None:
+                self.at_time(t)
             self.fused[sb]()
         else:
             self._pose_call()
