@@ -747,6 +747,277 @@ def crawler_study():
     return {"command": "trackdyn " + " ".join(args) + " --json", "figures": r, "mismatches": mism}
 
 
+#: han-sander-mao Fig. 15 (docs/crawler.md): the crawler with its seat over the four roads of Table 2 on Winkler
+#: ground, as docs/terrain.md reads the table (the ride event's default sizes).
+CRAWLER_RIDE_ROADS = ("bump", "trough", "sinusoid", "iso8608")
+#: m/s: the chain speed n p ω / 2π of the crawler's 11-valley sprocket at the paper's operating sprocket speed,
+#: 3.14 rad/s (§6; the text gives no vehicle speed for its Fig. 15): 11 x 0.190 x 3.14 / 2π = 1.0445 m/s.
+CRAWLER_RIDE_SPEED = 1.04
+#: s: the links fidelity's own step on the crawler (docs/crawler.md); the producer checks the trough at half of it.
+CRAWLER_RIDE_STEP = 5e-4
+#: s: start of the flat-ground window: the seat's transient from the vehicle's settling on the soil at the start
+#: (0.8 Hz, 0.3 of critical: e^(-ζ ω t) = 0.9 % by 2.5 s) has died out.
+CRAWLER_RIDE_SETTLED = 2.5
+
+
+def _fresh_runs(name: str) -> Path:
+    """An empty ``runs/NAME`` folder of the repository (``runs/`` is not tracked)."""
+    import shutil
+
+    d = HERE.parent / "runs" / name
+    if d.exists():
+        shutil.rmtree(d)
+    d.mkdir(parents=True)
+    return d
+
+
+def _crawler_ride_event(road: str, step: float, out: Path, *extra: str) -> dict:
+    """``trackdyn event ride --vehicle crawler --road ROAD --ground winkler`` at the producer's speed and ``step``
+    (and ``extra`` arguments) into ``out``; its JSON, the wall time and the 1-minute load average before and
+    after."""
+    import os
+
+    args = ["event", "ride", "--vehicle", "crawler", "--road", road, "--ground", "winkler",
+            "--speed", f"{CRAWLER_RIDE_SPEED:g}", "--step", f"{step:g}", *extra, "--out", str(out)]
+    load0 = os.getloadavg()[0]
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "trackdyn.cli.main", *args, "--json"], capture_output=True,
+                          text=True, cwd=HERE.parent)
+    wall = time.perf_counter() - t0
+    if proc.returncode not in (0, 1):
+        raise RuntimeError(f"{' '.join(args)}: exit {proc.returncode}: {proc.stderr[-2000:]}")
+    r = json.loads(proc.stdout)
+    return {"result": r, "wall_time_s": wall, "load_1min": [load0, os.getloadavg()[0]], "folder": out / r["folder"]}
+
+
+def _crawler_ride_windows(run: dict, spec) -> dict:
+    """The recorded seat series of a ride and its windows: flat ground before the profile (from
+    :data:`CRAWLER_RIDE_SETTLED` to the track's front reaching the profile) and the crossing (the track's front
+    reaching the profile to its rear leaving it), with RMS and peak of each series there."""
+    import trackdyn as td
+    from trackdyn.experiments.trials import vehicle_extent
+
+    res = td.load(run["folder"])
+    t, rel, acc, xc = res.t, res["seat.rel.z"], res["seat.acc.z"], res["chassis.pos.x"]
+    rp = run["result"]["road_params"]
+    xs = [s.pivot[0] for s in spec.suspension.stations]  # the lower rollers' stations, vehicle frame
+    ext = vehicle_extent(spec)  # the track's front (idler) and rear (sprocket), vehicle frame = world at t = 0
+    front, rear = ext.front_x - spec.chassis.com[0], ext.rear_x - spec.chassis.com[0]
+    t_in = float(t[np.argmax(xc + front >= rp["x0"])])
+    past = xc + rear >= rp["x1"]
+    t_out = float(t[np.argmax(past)]) if past.any() else float(t[-1])
+    flat = (t >= CRAWLER_RIDE_SETTLED) & (t < t_in)
+    on = (t >= t_in) & (t <= t_out)
+    rest = float(rel[flat].mean())  # the seat's rest position on flat ground, relative to the cab
+
+    # the mechanism: how far the lower rollers, the cab at the seat and the cab's pitch move from their flat-ground
+    # means while over the profile
+    cab = res["seat.pos.z"] - rel  # the seat's rest place in the cab (pitch < 1 deg: the cab's z axis is vertical)
+    e0, e1, e2, e3 = (res[f"chassis.quat.e{i}"] for i in range(4))
+    pitch = np.degrees(np.arcsin(np.clip(2 * (e0 * e2 - e3 * e1), -1.0, 1.0)))
+    rollers = np.array([res[f"left.roadwheel[{i}].pos.z"] for i in range(len(xs))])
+    dr = rollers[:, on] - rollers[:, flat].mean(axis=1, keepdims=True)
+    motion = {"roller_z_range_m": [float(dr.min()), float(dr.max())],
+              "cab_at_seat_z_range_m": [float((cab[on] - cab[flat].mean()).min()),
+                                        float((cab[on] - cab[flat].mean()).max())],
+              "pitch_range_deg": [float((pitch[on] - pitch[flat].mean()).min()),
+                                  float((pitch[on] - pitch[flat].mean()).max())]}
+
+    def stats(mask):
+        d = rel[mask] - rest
+        return {"rel_rms_m": float(np.sqrt(np.mean(d ** 2))), "rel_peak_m": float(np.max(np.abs(d))),
+                "acc_rms_mps2": float(np.sqrt(np.mean(acc[mask] ** 2))),
+                "acc_peak_mps2": float(np.max(np.abs(acc[mask])))}
+
+    return {"t": t, "rel": rel, "acc": acc, "t_in": t_in, "t_out": t_out, "rest_rel_m": rest,
+            "flat": {"window_s": [CRAWLER_RIDE_SETTLED, t_in], **stats(flat)},
+            "crossing": {"window_s": [t_in, t_out], **stats(on), **motion}}
+
+
+def _crawler_ride_rows(rec: dict, long: bool = False) -> list:
+    """The rows of docs/crawler.md's Fig. 15 tables, as the producer formats them (checked against the page);
+    ``long``: the roads of :func:`crawler_ride_lengths`, named with their length."""
+    rows = []
+    for name, r in rec["roads"].items():
+        road = f"{name}, {CRAWLER_RIDE_LONG:g} m" if long else name
+        e, c, f = r["event"], r["crossing"], r["flat"]
+        rows.append(f"| `{road}` | {e['window_s'][1] - e['window_s'][0]:.2f} | {1e3 * e['rel_rms_m']:.2f} | "
+                    f"{1e3 * e['rel_peak_m']:.2f} | {e['rel_peak_frequency_hz']:.2f} | {e['acc_rms_mps2']:.3f} | "
+                    f"{e['acc_peak_mps2']:.3f} | {e['acc_peak_frequency_hz']:.2f} |")
+        rows.append(f"| `{road}` | {c['window_s'][1] - c['window_s'][0]:.2f} | {1e3 * c['rel_rms_m']:.2f} | "
+                    f"{1e3 * c['rel_peak_m']:.2f} | {c['acc_rms_mps2']:.3f} | {c['acc_peak_mps2']:.3f} | "
+                    f"{1e3 * f['rel_rms_m']:.2f} | {f['acc_rms_mps2']:.3f} |")
+        rows.append(f"| `{road}` | " + " | ".join(
+            f"{sc * lo:+.1f} / {sc * hi:+.1f}" for (lo, hi), sc in
+            ((c["roller_z_range_m"], 1e3), (c["cab_at_seat_z_range_m"], 1e3), (c["pitch_range_deg"], 1.0))) + " |")
+    s = rec["step_check"]
+    if s is None:
+        return rows
+    rows.append(f"| {s['road']} | {_e(s['step_s'][0])} / {_e(s['step_s'][1])} | "
+                + " | ".join(f"{100 * s['relative_change'][k]:.2f}" for k in
+                             ("rel_rms_m", "rel_peak_m", "acc_rms_mps2", "acc_peak_mps2")) + " |")
+    return rows
+
+
+def _crawler_ride_figures(rec: dict, series: dict, folder: Path) -> list:
+    """docs/crawler/fig15-rel.png, fig15-acc.png (the seat over time, a panel per road) and fig15-spectra.png."""
+    from trackdyn.viz import plots
+
+    names = []
+    for key, scale, unit, stem in (("rel", 1e3, "seat.rel.z [mm]", "fig15-rel"),
+                                   ("acc", 1.0, "seat.acc.z [m/s²]", "fig15-acc")):
+        fig, axes = plots.new_figure(7.5, 9.0, nrows=len(series))
+        for ax, (road, s) in zip(np.atleast_1d(axes), series.items()):
+            k = s["t"] >= CRAWLER_RIDE_SETTLED  # after the seat's transient from the settling on the soil
+            y = scale * (s[key][k] - (s["rest_rel_m"] if key == "rel" else 0.0))
+            ax.plot(s["t"][k], y, lw=0.6, color="C0" if key == "rel" else "C1")
+            ax.axvspan(s["t_in"], s["t_out"], color="0.85", zorder=0, label="track over the profile")
+            ax.axvline(rec["roads"][road]["event"]["window_s"][0], color="k", ls="--", lw=0.7,
+                       label="seat reaches the profile")
+            c = rec["roads"][road]["crossing"]
+            pk = scale * (c["rel_peak_m"] if key == "rel" else c["acc_peak_mps2"])
+            ax.set_title(f"{road}: peak {pk:.3g} {'mm' if key == 'rel' else 'm/s²'} while over the profile",
+                         fontsize=9)
+            ax.set_ylabel(unit)
+            ax.grid(True, alpha=0.3)
+        axes[0].legend(fontsize=7, loc="upper right")
+        axes[-1].set_xlabel("t [s]")
+        fig.suptitle(f"crawler seat on Winkler ground at {CRAWLER_RIDE_SPEED:g} m/s (han-sander-mao Fig. 15), "
+                     f"from t = {CRAWLER_RIDE_SETTLED:g} s", fontsize=10)
+        plots.save_figure(fig, folder / f"{stem}.png")
+        names.append(f"{stem}.png")
+    fig, axes = plots.new_figure(7.5, 6.5, nrows=2)
+    for i, (road, r) in enumerate(rec["roads"].items()):
+        for ax, key, scale in ((axes[0], "rel", 1e3), (axes[1], "acc", 1.0)):
+            sp = r["spectra"][key]
+            ax.semilogy(sp["f_hz"][1:], scale * np.asarray(sp["amplitude"][1:]), lw=0.9, color=f"C{i}",
+                        label=f"{road} (peak {r['event'][key + '_peak_frequency_hz']:.2f} Hz)")
+    axes[0].set_ylabel("seat.rel.z amplitude [mm]")
+    axes[1].set_ylabel("seat.acc.z amplitude [m/s²]")
+    axes[1].set_xlabel("frequency [Hz]")
+    for ax in axes:
+        ax.set_xlim(0.0, 20.0)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
+    axes[0].set_title("FFT amplitude (Hann) over the ride event's window: from the seat's reaching the profile "
+                      "to the end", fontsize=9)
+    plots.save_figure(fig, folder / "fig15-spectra.png")
+    names.append("fig15-spectra.png")
+    return names
+
+
+@producer("crawler-ride", "docs/crawler.md (Fig. 15: the crawler's seat on the four roads on Winkler ground, "
+                          "docs/crawler/fig15-*.png and docs/crawler/ride.json; five rides, 28 min at a load of 6-8 "
+                          "on 2 CPUs)")
+def crawler_ride():
+    """`trackdyn event ride --vehicle crawler --road R --ground winkler --speed 1.04 --step 5e-4 --out DIR --json`
+    for the four roads, one at a time, and the trough again at 2.5e-4 s (the step check); the seat's figures per
+    road, over the event's window, the crossing and the flat ground before it; checks the tables of docs/crawler.md
+    (not the wall times)."""
+    import os
+
+    import trackdyn as td
+
+    spec = td.vehicles.get("crawler")
+    folder = HERE / "crawler"
+    rec = {"command": "trackdyn event ride --vehicle crawler --road R --ground winkler --speed "
+                      f"{CRAWLER_RIDE_SPEED:g} --step {CRAWLER_RIDE_STEP:g} --json  (R: "
+                      + ", ".join(CRAWLER_RIDE_ROADS) + ")",
+           "speed_mps": CRAWLER_RIDE_SPEED, "step_s": CRAWLER_RIDE_STEP, "ground": "winkler",
+           "seat": {**spec.seat.model_dump(),
+                    "natural_frequency_hz": float(np.sqrt(spec.seat.stiffness / spec.seat.mass) / (2 * np.pi)),
+                    "damping_ratio": float(spec.seat.damping / (2 * np.sqrt(spec.seat.stiffness * spec.seat.mass))),
+                    "static_deflection_m": float(spec.seat.mass * 9.81 / spec.seat.stiffness)},
+           "machine": {"cpus": os.cpu_count(), "cpu": platform.processor() or platform.machine()},
+           "roads": {}}
+    series = {}
+    runs = _fresh_runs("crawler-ride")  # the event folders stay there (gitignored) for a later look at the series
+    for road in CRAWLER_RIDE_ROADS:
+        run = _crawler_ride_event(road, CRAWLER_RIDE_STEP, runs / road)
+        r, seat = run["result"], run["result"]["seat"]
+        w = _crawler_ride_windows(run, spec)
+        series[road] = w
+        rec["roads"][road] = {
+            "road_params": {k: r["road_params"][k] for k in ("x0", "x1")}
+            | {"length_m": r["road_params"]["x1"] - r["road_params"]["x0"]},
+            "status": r["status"], "stop_reason": r["stop_reason"], "sim_time_s": r["sim_time_s"],
+            "event": {"window_s": seat["window_s"], "rel_mean_m": seat["rel"]["mean"],
+                      "rel_rms_m": seat["rel"]["rms"], "rel_peak_m": seat["rel"]["peak"],
+                      "rel_peak_frequency_hz": seat["rel"]["peak_frequency_hz"],
+                      "acc_rms_mps2": seat["acc"]["rms"], "acc_peak_mps2": seat["acc"]["peak"],
+                      "acc_peak_frequency_hz": seat["acc"]["peak_frequency_hz"], "df_hz": seat["rel"]["df_hz"]},
+            "crossing": w["crossing"], "flat": w["flat"], "rest_rel_m": w["rest_rel_m"],
+            "spectra": {k: {"f_hz": [f for f in seat[k]["spectrum"]["f_hz"] if f <= 20.0],
+                            "amplitude": seat[k]["spectrum"]["amplitude"][:sum(
+                                f <= 20.0 for f in seat[k]["spectrum"]["f_hz"])], "unit": seat[k]["unit"]}
+                        for k in ("rel", "acc")},
+            "wall_time_s": run["wall_time_s"], "event_wall_time_s": r["wall_time_s"],
+            "wall_per_sim_s": r["wall_per_sim"], "load_1min": run["load_1min"]}
+    half = CRAWLER_RIDE_STEP / 2
+    fine = _crawler_ride_event("trough", half, runs / "trough-half")
+    fw = _crawler_ride_windows(fine, spec)
+    base, seat_f = rec["roads"]["trough"], fine["result"]["seat"]
+    fe = {"rel_rms_m": seat_f["rel"]["rms"], "rel_peak_m": seat_f["rel"]["peak"],
+          "acc_rms_mps2": seat_f["acc"]["rms"], "acc_peak_mps2": seat_f["acc"]["peak"]}
+    a, b = series["trough"], fw
+    n = min(len(a["t"]), len(b["t"]))
+    k = a["t"][:n] >= base["event"]["window_s"][0] - 1e-9
+    rec["step_check"] = {
+        "road": "trough", "step_s": [CRAWLER_RIDE_STEP, half], "event_at_half_step": fe,
+        "relative_change": {q: abs(fe[q] - base["event"][q]) / abs(base["event"][q]) for q in fe},
+        "max_abs_difference_over_event_window": {
+            "rel_m": float(np.max(np.abs(a["rel"][:n][k] - b["rel"][:n][k]))),
+            "acc_mps2": float(np.max(np.abs(a["acc"][:n][k] - b["acc"][:n][k])))},
+        "crossing_at_half_step": fw["crossing"],
+        "wall_time_s": fine["wall_time_s"], "load_1min": fine["load_1min"]}
+    rec["figures"] = _crawler_ride_figures(rec, series, folder)
+    (folder / "ride.json").write_text(json.dumps(rec, indent=1) + "\n", encoding="utf-8")
+    mism = [f"crawler.md: the row {row[:60]}..." for row in _crawler_ride_rows(rec) if not _doc_says("crawler.md", row)]
+    return {"command": rec["command"], "figures": {k: v for k, v in rec.items() if k != "roads"}
+            | {"roads": {r: {k: v for k, v in d.items() if k != "spectra"} for r, d in rec["roads"].items()}},
+            "mismatches": mism}
+
+
+#: m: the bump's and trough's length in :func:`crawler_ride_lengths`: longer than the crawler's track on the ground
+#: (3.275 m, sprocket to idler), so that the track cannot bridge the trough.
+CRAWLER_RIDE_LONG = 4.0
+
+
+@producer("crawler-ride-lengths", "docs/crawler.md (Fig. 15, why the trough is the mildest road: the bump and the "
+                                  "trough 4 m long instead of 1 m; docs/crawler/ride-lengths.json; two rides, about 5 min)")
+def crawler_ride_lengths():
+    """`trackdyn event ride --vehicle crawler --road bump|trough --ground winkler --speed 1.04 --step 5e-4
+    --set bump_length=4 --out DIR --json`: the seat's figures (as crawler-ride: the event's window, the crossing,
+    the rollers', cab's and pitch's ranges) with the profile longer than the track on the ground; checks the rows
+    of docs/crawler.md."""
+    import trackdyn as td
+
+    spec = td.vehicles.get("crawler")
+    rec = {"command": f"trackdyn event ride --vehicle crawler --road R --ground winkler --speed {CRAWLER_RIDE_SPEED:g}"
+                      f" --step {CRAWLER_RIDE_STEP:g} --set bump_length={CRAWLER_RIDE_LONG:g} --json  (R: bump, trough)",
+           "bump_length_m": CRAWLER_RIDE_LONG, "roads": {}}
+    mism = []
+    runs = _fresh_runs("crawler-ride-lengths")  # the event folders stay there (gitignored)
+    for road in ("bump", "trough"):
+        run = _crawler_ride_event(road, CRAWLER_RIDE_STEP, runs / road, "--set",
+                                  f"bump_length={CRAWLER_RIDE_LONG:g}")
+        r, seat = run["result"], run["result"]["seat"]
+        w = _crawler_ride_windows(run, spec)
+        rec["roads"][road] = {
+            "status": r["status"], "stop_reason": r["stop_reason"], "sim_time_s": r["sim_time_s"],
+            "event": {"window_s": seat["window_s"], "rel_rms_m": seat["rel"]["rms"],
+                      "rel_peak_m": seat["rel"]["peak"], "rel_peak_frequency_hz": seat["rel"]["peak_frequency_hz"],
+                      "acc_rms_mps2": seat["acc"]["rms"], "acc_peak_mps2": seat["acc"]["peak"],
+                      "acc_peak_frequency_hz": seat["acc"]["peak_frequency_hz"]},
+            "crossing": w["crossing"], "flat": w["flat"],
+            "wall_time_s": run["wall_time_s"], "load_1min": run["load_1min"]}
+    for row in _crawler_ride_rows({"roads": rec["roads"], "step_check": None}, long=True):
+        if not _doc_says("crawler.md", row):
+            mism.append(f"crawler.md: the row {row[:60]}...")
+    (HERE / "crawler" / "ride-lengths.json").write_text(json.dumps(rec, indent=1) + "\n", encoding="utf-8")
+    return {"command": rec["command"], "figures": rec, "mismatches": mism}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("names", nargs="*", help="producers to run (default: all, or the quick ones with --quick)")
