@@ -1373,3 +1373,43 @@ def chain_ab_advance(h, c, k, Hq0, Hv0, Ha0, th, Hthd, Hthdd, joints, q0n, v0n, 
                     sd += h * c[j] * Hthdd[j, i, a]
                 thn[i, a] = s
                 thdn[i, a] = sd
+
+
+@nb.njit(cache=True)
+def chain_hht_residual(ch_nb, Mqq, Myq, Pq, a0p, x, Fn, alpha, weighted, r):
+    """HHT residual of every chain subsystem (eq. 31 for a chain) at the last evaluation: ``M_qq x
+    + (1+α)(M_yqᵀ Ẏ0 − P_q) − α F_n`` (``weighted``), or eq. 31 as printed, ``M_qq x + M_yqᵀ Ẏ0
+    − (1+α) P_q − α F_n`` with ``F_n = −P_q(t_n)``; zero on the coordinates a shorter chain lacks."""
+    for i in range(ch_nb.shape[0]):
+        nq = ch_nb[i]
+        for a in range(r.shape[1]):
+            if a >= nq:
+                r[i, a] = 0.0
+                continue
+            s = 0.0
+            for c in range(nq):
+                s += Mqq[i, a, c] * x[i, c]
+            ma = 0.0
+            for k in range(6):
+                ma += Myq[i, k, a] * a0p[k]
+            if weighted:
+                r[i, a] = s + (1.0 + alpha) * (ma - Pq[i, a]) - alpha * Fn[i, a]
+            else:
+                r[i, a] = s + ma - (1.0 + alpha) * Pq[i, a] - alpha * Fn[i, a]
+
+
+@nb.njit(cache=True)
+def chain_newton_update(ch_nb, H, r, x, dx):
+    """One Newton update per chain subsystem: H_i dx_i = −r_i (its nq × nq block), x += dx."""
+    S = np.empty((NBS, NBS))
+    b = np.empty(NBS)
+    for i in range(ch_nb.shape[0]):
+        nq = ch_nb[i]
+        for a in range(nq):
+            b[a] = -r[i, a]
+            for c in range(nq):
+                S[a, c] = H[i, a, c]
+        gauss_solve(S, b, nq, b)
+        for a in range(dx.shape[1]):
+            dx[i, a] = b[a] if a < nq else 0.0
+            x[i, a] += dx[i, a]

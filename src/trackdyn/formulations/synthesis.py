@@ -729,16 +729,16 @@ class SynthesisStepper(Integrator):
         self.system.commit(new)
         a0, thdd = self._decide_and_eval(t1, q0, v0, th1, thd1, new)
         cs.body_accelerations(a0, thdd, new.acc)
-        if not (np.isfinite(a0).all() and np.isfinite(thdd).all()):
+        if not np.isfinite(a0.sum() + thdd.sum()):
             raise StepFailed(f"t = {t1:.6g} s: non-finite accelerations in the synthesis")
         for H in (self.Hq0, self.Hv0, self.Ha0, self.Hthd, self.Hthdd):
-            H[1:] = H[:-1].copy()
+            H[2] = H[1]
+            H[1] = H[0]
         self.Hq0[0], self.Hv0[0], self.Ha0[0] = q0, v0, a0
         self.Hthd[0], self.Hthdd[0] = thd1, thdd
         self.th[:] = th1
-        if explicit:
-            self.xa[:] = thdd
-        self.F[:] = self._coupling_force(a0)
+        if not explicit:  # HHT's force term at t_{n+1} (the explicit model keeps no such term)
+            self.F[:] = self._coupling_force(a0)
         self.nh += 1
         self._key = (t1, id(new.q))
         self.counters["iterations"] += iters
@@ -780,13 +780,13 @@ class SynthesisStepper(Integrator):
         thdb = thd + h * (1.0 - ga) * xa
         mask = self._mask
 
+        K = cs.K
+        weighted = int(self.weighted)
+
         def residual(x):
             self._eval(t1, q0, v0, thb + be * h * h * x, thdb + ga * h * x, state, a0=a0p, solve_base=False)
-            F = self._coupling_force(a0p)
-            r = np.einsum("ijk,ik->ij", cs.Mqq, x) + (1.0 + al) * F - al * Fn
-            if not self.weighted:  # eq. 31 as printed: the coupling term M_yqᵀ Ẏ0 at t_{n+1}, unweighted
-                r += np.einsum("ikj,k->ij", cs.Myq, a0p)
-            r[~mask] = 0.0
+            r = np.empty_like(x)
+            K.chain_hht_residual(cs.ch_nb, cs.Mqq, cs.Myq, cs.Pq, a0p, x, Fn, al, weighted, r)
             return r
 
         def jacobian(x, r):
@@ -805,6 +805,7 @@ class SynthesisStepper(Integrator):
 
         conv = False
         it = 0
+        dx = np.zeros_like(xa)
         for attempt in range(2):
             x = xa.copy()
             for it in range(1, self.newton_max_iter + 1):
@@ -812,9 +813,8 @@ class SynthesisStepper(Integrator):
                 if (self._H is None and it == 1) or attempt == 1:  # the retry is a full Newton: the tyres'
                     # slip law and the brakes' tanh saturate, where a chord taken on their steep part stalls
                     self._H = jacobian(x, r)
-                dx = -np.linalg.solve(self._H, r[..., None])[..., 0]
+                K.chain_newton_update(cs.ch_nb, self._H, r, x, dx)
                 self.counters["solves"] += 1
-                x += dx
                 if np.all(ga * h * np.abs(dx) <= self.newton_tol * (1.0 + np.abs(thdb))):
                     conv = bool(np.isfinite(x).all())
                     break
