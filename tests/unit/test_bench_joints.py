@@ -37,7 +37,9 @@ def test_segments_interleave_and_the_models_run_the_same_manoeuvre():
 
 @pytest.mark.parametrize("kw, msg", [({"t_end": 0.0}, "t_end"), ({"ramp": (0.5, 0.2)}, "ramp"),
                                      ({"steps": (3e-3,)}, "divide"), ({"steps": (5e-6,)}, "larger than h_ref"),
-                                     ({"fidelities": ["nope"]}, "nope")])
+                                     ({"fidelities": ["nope"]}, "nope"),
+                                     ({"fidelities": ["penalty"], "integrators": {"bushing": ("theta-linearized", {})}},
+                                      "not run")])
 def test_stepsize_bad_inputs_are_refused(kw, msg):
     with pytest.raises(ValueError, match=msg):
         run_benchmark("apc-joints-stepsize", **kw)
@@ -59,3 +61,16 @@ def test_stepsize_errors_shrink_with_the_step():
         assert r["largest_step_s"] == 5e-4  # tol = 1 m: every step passes, the largest is chosen
     assert out["cpu_ratio_to_links"]["links"] == 1.0
 
+
+
+def test_stepsize_runs_a_fidelity_on_another_integrator():
+    """``integrators`` puts one fidelity's reference and steps on another integrator (recorded in its row); the
+    trapezoidal θ = 0.5 and the implicit Euler step are different methods, so the same steps give different
+    errors against their own references."""
+    kw = dict(t_end=0.05, ramp=(0.01, 0.05), h_ref=1e-4, steps=(5e-4,), tol=1.0, fidelities=["links"])
+    euler = run_benchmark("apc-joints-stepsize", **kw)["fidelities"][0]
+    theta = run_benchmark("apc-joints-stepsize", integrators={"links": ("theta-linearized", {"theta": 0.5})},
+                          **kw)["fidelities"][0]
+    assert euler["integrator"] is None and theta["integrator"] == ("theta-linearized", {"theta": 0.5})
+    assert all(row["status"] == "complete" for row in theta["runs"])
+    assert theta["runs"][1]["max_error_m"] != euler["runs"][1]["max_error_m"]

@@ -51,10 +51,13 @@ def _load() -> list:
         return []
 
 
-def _scenario(fidelity: str, step, ramp, record=None, name="apc-joints") -> Scenario:
+def _scenario(fidelity: str, step, ramp, record=None, name="apc-joints", integrator=None) -> Scenario:
+    """The APC under the sprocket ramp on ``fidelity``; ``integrator``: None (the fidelity's own) or
+    ``(name, options)`` (the options go to ``scenario.options``)."""
     t0, t1 = ramp
+    kw = {} if integrator is None else {"integrator": integrator[0], "options": dict(integrator[1])}
     return Scenario(vehicle="apc", fidelity=fidelity, terrain=Flat(), driver=SprocketSpeed.ramp(t0, t1, SPROCKET_SPEED),
-                    t_end=1e6, step=step, output_step=0.01, record=record, name=name)
+                    t_end=1e6, step=step, output_step=0.01, record=record, name=name, **kw)
 
 
 def _fidelities(fidelities, who: str) -> list[str]:
@@ -152,7 +155,8 @@ def apc_joints(t_end: float = 0.5, segments: int = 3, ramp=(0.2, 1.2), step: flo
 
 @bench("apc-joints-stepsize")
 def apc_joints_stepsize(t_end: float = 2.0, ramp=(0.2, 1.2), h_ref: float = 1e-5,
-                        steps=(5e-5, 1e-4, 2.5e-4, 5e-4), tol: float = 1e-3, fidelities=None) -> dict:
+                        steps=(5e-5, 1e-4, 2.5e-4, 5e-4), tol: float = 1e-3, fidelities=None,
+                        integrators: dict | None = None) -> dict:
     """Per fidelity: the largest step whose run stays within ``tol`` (m) of its own ``h_ref`` run, and the wall
     time per simulated second at that step, relative to ``links`` at its own largest step (issue #30's goal:
     each compliant formulation at most 2x).
@@ -164,6 +168,9 @@ def apc_joints_stepsize(t_end: float = 2.0, ramp=(0.2, 1.2), h_ref: float = 1e-5
     forward and vertical position errors are reported beside it (``chassis_x_error_m``: the driven vehicle's
     travel, which the step changes through the tracks' slip, grows over the run). Runs
     are sequential (fidelity after fidelity), so the ratio is of runs minutes apart: the load is in the record.
+    ``integrators`` (optional): ``{fidelity: (integrator, options)}`` to run a fidelity's reference and steps on
+    another integrator than its own (e.g. ``{"ancf": ("theta-linearized", {"theta": 0.5})}``); the ramp stays
+    on its own.
     """
     if not (t_end > 0 and h_ref > 0 and tol > 0):
         raise ValueError(f"apc_joints_stepsize: t_end, h_ref and tol must be > 0, got {t_end!r}, {h_ref!r}, {tol!r}")
@@ -175,6 +182,10 @@ def apc_joints_stepsize(t_end: float = 2.0, ramp=(0.2, 1.2), h_ref: float = 1e-5
         if not (h > h_ref and abs(0.01 / h - round(0.01 / h)) < 1e-6):
             raise ValueError(f"apc_joints_stepsize: step {h!r} must be larger than h_ref and divide 10 ms")
     fids = _fidelities(fidelities, "apc_joints_stepsize")
+    stray = sorted(set(integrators or {}) - set(fids))
+    if stray:
+        raise ValueError(f"apc_joints_stepsize: integrators = {integrators!r}: fidelities {stray} are not run "
+                         f"(fidelities: {fids})")
     out_runs = []
     for f in fids:
         with warnings.catch_warnings():
@@ -189,7 +200,8 @@ def apc_joints_stepsize(t_end: float = 2.0, ramp=(0.2, 1.2), h_ref: float = 1e-5
         for h in (h_ref,) + steps:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                prep = prepare(_scenario(f, h, (t0, t1), record=tuple(names), name="apc-joints-stepsize"))
+                prep = prepare(_scenario(f, h, (t0, t1), record=tuple(names), name="apc-joints-stepsize",
+                                         integrator=(integrators or {}).get(f)))
             prep.sim.state = state0.copy()
             load0 = _load()
             w0, c0 = time.perf_counter(), time.process_time()
@@ -214,7 +226,7 @@ def apc_joints_stepsize(t_end: float = 2.0, ramp=(0.2, 1.2), h_ref: float = 1e-5
             rows.append(row)
         ok = [r for r in rows[1:] if r.get("max_error_m", np.inf) <= tol]
         best = max(ok, key=lambda r: r["step_size_s"]) if ok else None
-        out_runs.append({"fidelity": f, "runs": rows,
+        out_runs.append({"fidelity": f, "integrator": (integrators or {}).get(f), "runs": rows,
                          "largest_step_s": best["step_size_s"] if best else None,
                          "wall_per_sim_at_largest": best["wall_per_sim"] if best else None,
                          "cpu_per_sim_at_largest": best["cpu_per_sim"] if best else None})
