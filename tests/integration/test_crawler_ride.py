@@ -4,8 +4,8 @@
 - Rolling into the trough of docs/terrain.md (0.10 m deep, 1 m long) the track bridges most of the trough, but the
   cab at the seat dips; the seat, on a 0.8 Hz suspension, lags the cab's first drop, so ``seat.rel.z`` (seat
   relative to the cab, up positive) rises; and the seat's absolute acceleration is eq. 36's spring-damper force
-  on its relative motion, m a = -(k u + c u'), with the sign of ``seat.rel.z`` that makes a seat above its rest
-  place pulled down.
+  on its relative motion, m a.e_2 = -(k u + c u'), with the sign of ``seat.rel.z`` that makes a seat above its
+  rest place pulled down.
 
 The full four-road runs of Fig. 15 are ``python docs/figures.py crawler-ride`` (docs/crawler.md).
 """
@@ -17,6 +17,7 @@ import pytest
 
 import trackdyn as td
 from trackdyn.driver import PID, SprocketSpeed
+from trackdyn.math.quaternion import quat_to_matrix
 from trackdyn.spec.scenario import Scenario
 from trackdyn.spec.vehicle import SEAT_SPRING_LENGTH
 from trackdyn.terrain import Flat
@@ -51,11 +52,12 @@ def at_rest(spec):
 
 @pytest.fixture(scope="module")
 def trough(spec):
-    """Rolling at SPEED from the start, the front lower roller reaching the trough 2.5 s in; 4.2 s in all."""
+    """Rolling at SPEED from the start, the front lower roller reaching the trough about 2.85 s in (the crawler
+    gains a little on SPEED while it settles); 4.7 s in all, recorded every step."""
     front_roller = max(s.pivot[0] for s in spec.suspension.stations)  # vehicle frame = world x at the start
-    x0 = front_roller + 2.5 * SPEED
-    sc = Scenario(vehicle=spec, fidelity="links", terrain=Flat(), driver=PID(speed=SPEED, y=0.0), t_end=4.2,
-                  step=STEP, output_step=0.005, start_x=0.0, speed=SPEED, record=SEAT_RECORD,
+    x0 = front_roller + 3.0 * SPEED
+    sc = Scenario(vehicle=spec, fidelity="links", terrain=Flat(), driver=PID(speed=SPEED, y=0.0), t_end=4.7,
+                  step=STEP, output_step=STEP, start_x=0.0, speed=SPEED, record=SEAT_RECORD,
                   options={"terrain.ground": "winkler", "terrain.road": "trough", "terrain.road_x": x0})
     res = _run(sc)
     t_in = float(res.t[np.argmax(res["chassis.pos.x"] + front_roller - spec.chassis.com[0] >= x0)])
@@ -102,14 +104,19 @@ def test_the_cab_dips_over_the_trough_and_the_seat_lags_it(trough):
 
 
 def test_the_seat_follows_eq_36_over_the_trough(spec, trough):
-    """From the settled flat ground through the trough's entry, m seat.acc.z = -(k u + c u') with u = seat.rel.z
-    and u' its central difference, within 3 % of the RMS of m seat.acc.z (eq. 36; its centripetal terms are
-    below 1e-4 of it here)."""
+    """From the settled flat ground through the trough's entry, the seat's absolute acceleration along the cab's
+    z axis (eq. 36's e_2) is the spring-damper's force on its relative motion: m a.e_2 = -(k u + c u') with
+    u = seat.rel.z and u' its backward difference over a step (implicit Euler's velocity), within 2 % of the RMS
+    of m a.e_2 (measured 1.3 %; along the world z instead it is 2.6 %: the horizontal speed ripple projected by
+    the cab's pitch)."""
     r, _ = trough
     seat = spec.seat
-    t, u, a = r.t, r["seat.rel.z"], r["seat.acc.z"]
-    du = np.gradient(u, t)
+    t, u = r.t, r["seat.rel.z"]
+    q = np.column_stack([r[f"chassis.quat.e{i}"] for i in range(4)])
+    e_2 = np.array([quat_to_matrix(qq)[:, 2] for qq in q])
+    a = np.einsum("ni,ni->n", e_2, np.column_stack([r[f"seat.acc.{c}"] for c in "xyz"]))
+    du = np.r_[0.0, np.diff(u) / np.diff(t)]
     k = t >= SETTLED
     lhs = seat.mass * a[k]
     rhs = -(seat.stiffness * u[k] + seat.damping * du[k])
-    assert np.sqrt(np.mean((lhs - rhs) ** 2)) < 0.03 * np.sqrt(np.mean(lhs ** 2))
+    assert np.sqrt(np.mean((lhs - rhs) ** 2)) < 0.02 * np.sqrt(np.mean(lhs ** 2))
