@@ -11,6 +11,11 @@ eq. 5). ``rot90(r) = n × r = (-r2, r1)``.
 The transform of eq. (5), ``Y_j = B1 Y_i + B2 θ̇``, is applied without
 forming B1: ``B1 Y = (Y[:2] + Y[2] rot90(r), Y[2])`` and
 ``B1ᵀ F = (F[:2], F[2] + r × F[:2])`` with ``r = r_j − r_i``.
+
+The steps on the vector of joint coordinates, which do not depend on the
+kinematics (the RK4 stages and update, the least-norm projection's Newton
+and velocity corrections), are here too and serve the spatial kernels
+(:mod:`._recursive_spatial_kernels`) as well.
 """
 
 from __future__ import annotations
@@ -256,23 +261,39 @@ def articulated_solve(node_parent, b2, r_pc, bias, vel, node_mass, node_inertia,
             for l in range(m):
                 G[2 * k, l] += sg * (accl[bd, 0, l] - accl[bd, 2, l] * s1)
                 G[2 * k + 1, l] += sg * (accl[bd, 1, l] + accl[bd, 2, l] * s0)
-    for d in range(drv_node.shape[0]):
-        r = 2 * ncut + d
-        j = drv_node[d]
-        rhs[r] = drv_acc[d] - qdd0[j]
-        for l in range(m):
-            G[r, l] = qddl[j, l]
+    driver_accelerations(drv_node, drv_acc, 2 * ncut, qdd0, qddl, G, rhs)
     lu_solve_inplace(G, rhs, piv, lam)
-    for j in range(n):
-        x = qdd0[j]
-        for k in range(m):
-            x += qddl[j, k] * lam[k]
-        qdd[j] = x
-        for a in range(3):
-            y = acc0[j, a]
-            for k in range(m):
-                y += accl[j, a, k] * lam[k]
-            acc[j, a] = y
+    affine_in_multipliers(qdd0, qddl, acc0, accl, lam, qdd, acc)
+
+
+@jit_inline
+def driver_accelerations(drv_q, drv_acc, nrow, qdd0, qddl, G, rhs):
+    """The driver rows of ``G λ = rhs`` after the ``nrow`` cut rows: ``q̈_k = drv_acc`` for ``k = drv_q``, with
+    ``q̈ = qdd0 + qddl λ``."""
+    for d in range(drv_q.shape[0]):
+        r = nrow + d
+        k = drv_q[d]
+        rhs[r] = drv_acc[d] - qdd0[k]
+        for l in range(G.shape[1]):
+            G[r, l] = qddl[k, l]
+
+
+@jit_inline
+def affine_in_multipliers(qdd0, qddl, acc0, accl, lam, qdd, acc):
+    """The joint and body accelerations at the multipliers λ: ``qdd = qdd0 + qddl λ``, ``acc = acc0 + accl λ``
+    (any node width: 3 planar, 6 spatial)."""
+    m = lam.shape[0]
+    for k in range(qdd0.shape[0]):
+        s = qdd0[k]
+        for l in range(m):
+            s += qddl[k, l] * lam[l]
+        qdd[k] = s
+    for j in range(acc0.shape[0]):
+        for a in range(acc0.shape[1]):
+            s = acc0[j, a]
+            for l in range(m):
+                s += accl[j, a, l] * lam[l]
+            acc[j, a] = s
 
 
 @jit
@@ -395,6 +416,30 @@ def to_absolute(node_body, pos, ang, vel, acc, plane_e1, plane_e2, plane_n, body
         q_abs[b, 6] = w0 * e3 + w1 * e2 - w2 * e1 + w3 * e0
 
 
+# ---------------------------------------------------------------------------- steps on the joint coordinates
+@jit_inline
+def rk4_stage_point(st, h, q0, v0, a1, kq, kv, qs, vs):
+    """The point ``(qs, vs)`` of RK4 stage ``st`` (0-2: at t + h/2, t + h/2, t + h) from ``(q0, v0)``, ``a1`` the
+    first stage's q̈ and ``kq``, ``kv`` (3, n) the later stages' q̇, q̈ so far."""
+    c = 0.5 * h if st < 2 else h
+    for j in range(q0.shape[0]):
+        if st == 0:
+            dq, dv = v0[j], a1[j]
+        else:
+            dq, dv = kq[st - 1, j], kv[st - 1, j]
+        qs[j] = q0[j] + c * dq
+        vs[j] = v0[j] + c * dv
+
+
+@jit_inline
+def rk4_update(h, q0, v0, a1, kq, kv, q_out, v_out):
+    """The classical RK4 update ``y + h/6 (k1 + 2 k2 + 2 k3 + k4)`` of ``(q, q̇)``."""
+    w = h / 6.0
+    for j in range(q0.shape[0]):
+        q_out[j] = q0[j] + w * (v0[j] + 2.0 * kq[0, j] + 2.0 * kq[1, j] + kq[2, j])
+        v_out[j] = v0[j] + w * (a1[j] + 2.0 * kv[0, j] + 2.0 * kv[1, j] + kv[2, j])
+
+
 @jit
 def rk4_step(h, q0, v0, a1, node_parent, joint_type, joint_sp, joint_sc, joint_dir, pos, ang, vel, bias, b2, r_pc,
              joint_pt, joint_axis, cut_node, cut_s, cut_pw, drv_node, drv_acc, drv_stage_acc, node_mass, node_inertia,
@@ -411,14 +456,7 @@ def rk4_step(h, q0, v0, a1, node_parent, joint_type, joint_sp, joint_sc, joint_d
     """
     n = q0.shape[0]
     for st in range(3):
-        c = 0.5 * h if st < 2 else h
-        for j in range(n):
-            if st == 0:
-                dq, dv = v0[j], a1[j]
-            else:
-                dq, dv = kq[st - 1, j], kv[st - 1, j]
-            qs[j] = q0[j] + c * dq
-            vs[j] = v0[j] + c * dv
+        rk4_stage_point(st, h, q0, v0, a1, kq, kv, qs, vs)
         forward_kinematics(qs, vs, node_parent, joint_type, joint_sp, joint_sc, joint_dir, pos, ang, vel, bias, b2,
                            r_pc, joint_pt, joint_axis)
         cut_points(cut_node, cut_s, pos, ang, cut_pw)
@@ -430,39 +468,111 @@ def rk4_step(h, q0, v0, a1, node_parent, joint_type, joint_sp, joint_sc, joint_d
         for j in range(n):
             kq[st, j] = vs[j]
             kv[st, j] = qdd[j]
-    w = h / 6.0
-    for j in range(n):
-        q_out[j] = q0[j] + w * (v0[j] + 2.0 * kq[0, j] + 2.0 * kq[1, j] + kq[2, j])
-        v_out[j] = v0[j] + w * (a1[j] + 2.0 * kv[0, j] + 2.0 * kv[1, j] + kv[2, j])
+    rk4_update(h, q0, v0, a1, kq, kv, q_out, v_out)
 
 
 @jit
-def _least_norm(Jd, b, A, bw, y, piv):
+def least_norm(Jd, b, A, bw, y):
     """y = (Jd Jdᵀ)⁻¹ b (A, bw: work space; b is kept)."""
     m, n = Jd.shape
     for r in range(m):
         bw[r] = b[r]
-        for c in range(m):
+        for c in range(r, m):
             s = 0.0
             for k in range(n):
                 s += Jd[r, k] * Jd[c, k]
             A[r, c] = s
-    lu_solve_inplace(A, bw, piv, y)
+            A[c, r] = s
+    gauss_solve(A, bw, m, y)
+
+
+@jit_inline
+def driver_rows(q, drv_q, drv_pos, nrow, phi, Jd):
+    """The driver rows after the ``nrow`` cut rows: ``Φ = q_k − drv_pos``, a 1 in column ``drv_q``."""
+    for d in range(drv_q.shape[0]):
+        phi[nrow + d] = q[drv_q[d]] - drv_pos[d]
+        Jd[nrow + d, drv_q[d]] = 1.0
+
+
+@jit_inline
+def max_abs(x):
+    err = 0.0
+    for r in range(x.shape[0]):
+        err = max(err, abs(x[r]))
+    return err
+
+
+@jit_inline
+def subtract_transposed(Jd, y, x):
+    """``x −= Jdᵀ y`` in place."""
+    m, n = Jd.shape
+    for c in range(n):
+        s = 0.0
+        for r in range(m):
+            s += Jd[r, c] * y[r]
+        x[c] -= s
+
+
+@jit
+def newton_correction(Jd, phi, A, bw, y, q):
+    """The least-norm Newton step on Φ(q) = 0, in place: ``q −= Jdᵀ (Jd Jdᵀ)⁻¹ Φ``."""
+    least_norm(Jd, phi, A, bw, y)
+    subtract_transposed(Jd, y, q)
+
+
+@jit_inline
+def newton_step(Jd, phi, tol, it, max_iter, A, bw, y, q):
+    """One Newton iteration of the projection after Φ and Jd are evaluated: ``(max|Φ|, stop)``, stop when
+    converged or after ``max_iter`` iterations, else q takes the least-norm step."""
+    err = max_abs(phi)
+    if err <= tol or it == max_iter:
+        return err, True
+    newton_correction(Jd, phi, A, bw, y, q)
+    return err, False
+
+
+@jit
+def velocity_correction(Jd, qd, nrow, drv_vel, A, bw, y):
+    """``q̇ −= Jdᵀ (Jd Jdᵀ)⁻¹ (Jd q̇ − v*)`` in place (Jd at the final q; v* = 0 for the ``nrow`` cut rows,
+    ``drv_vel`` for the driver rows after them)."""
+    m, n = Jd.shape
+    for r in range(m):
+        s = 0.0
+        for c in range(n):
+            s += Jd[r, c] * qd[c]
+        y[r] = s
+    for d in range(drv_vel.shape[0]):
+        y[nrow + d] -= drv_vel[d]
+    for r in range(m):
+        bw[r] = y[r]
+    least_norm(Jd, bw, A, bw, y)
+    subtract_transposed(Jd, y, qd)
+
+
+@jit_inline
+def projection_result(err, tol, it, Jd, qd, nrow, drv_vel, A, bw, y):
+    """The projection's end after ``it`` Newton iterations: −1 when ``err = max|Φ| > tol``, else ``it`` with q̇
+    projected (:func:`velocity_correction`)."""
+    if err > tol:
+        return -1
+    velocity_correction(Jd, qd, nrow, drv_vel, A, bw, y)
+    return it
 
 
 @jit
 def project(q, qd, tol, max_iter, node_parent, joint_type, joint_sp, joint_sc, joint_dir, pos, ang, vel, bias, b2,
             r_pc, joint_pt, joint_axis, cut_node, cut_s, cut_pw, cut_ptr, cut_col, cut_side, drv_node, drv_pos, drv_vel,
-            phi, Jval, Jd, A, bw, y, piv):
+            phi, Jval, Jd, A, bw, y):
     """Newton on Φ(q) = 0 with the least-norm step ``Δq = −Φ_qᵀ (Φ_q Φ_qᵀ)⁻¹ Φ``, then ``Φ_q q̇ = 0``, in place.
 
     Returns the Newton iterations, or −1 when ``max|Φ| > tol`` after
     ``max_iter`` of them. ``phi`` holds the final Φ; ``Jd`` (m, n), ``A``
-    (m, m), ``bw``, ``y`` (m,) and ``piv`` are work space. Driver rows
-    (after the cut rows) ask ``q_j = drv_pos`` and ``q̇_j = drv_vel``.
+    (m, m), ``bw`` and ``y`` (m,) are work space. Driver rows (after the cut
+    rows) ask ``q_j = drv_pos`` and ``q̇_j = drv_vel``.
     """
     m = phi.shape[0]
     n = q.shape[0]
+    nc2 = 2 * cut_node.shape[0]
     it = 0
     err = 0.0
     while True:
@@ -477,38 +587,9 @@ def project(q, qd, tol, max_iter, node_parent, joint_type, joint_sp, joint_sc, j
             for e in range(cut_ptr[k], cut_ptr[k + 1]):
                 Jd[2 * k, cut_col[e]] = Jval[e, 0]
                 Jd[2 * k + 1, cut_col[e]] = Jval[e, 1]
-        nc2 = 2 * cut_node.shape[0]
-        for d in range(drv_node.shape[0]):
-            phi[nc2 + d] = q[drv_node[d]] - drv_pos[d]
-            Jd[nc2 + d, drv_node[d]] = 1.0
-        err = 0.0
-        for r in range(m):
-            err = max(err, abs(phi[r]))
-        if err <= tol or it == max_iter:
+        driver_rows(q, drv_node, drv_pos, nc2, phi, Jd)
+        err, stop = newton_step(Jd, phi, tol, it, max_iter, A, bw, y, q)
+        if stop:
             break
-        _least_norm(Jd, phi, A, bw, y, piv)
-        for c in range(n):
-            s = 0.0
-            for r in range(m):
-                s += Jd[r, c] * y[r]
-            q[c] -= s
         it += 1
-    if err > tol:
-        return -1
-    # velocities: q̇ −= Jᵀ (J Jᵀ)⁻¹ (J q̇ − v*) (Jd is at the final q; v* = 0 for cut rows, θ̇ for drivers)
-    for r in range(m):
-        s = 0.0
-        for c in range(n):
-            s += Jd[r, c] * qd[c]
-        y[r] = s
-    for d in range(drv_node.shape[0]):
-        y[2 * cut_node.shape[0] + d] -= drv_vel[d]
-    for r in range(m):
-        bw[r] = y[r]
-    _least_norm(Jd, bw, A, bw, y, piv)
-    for c in range(n):
-        s = 0.0
-        for r in range(m):
-            s += Jd[r, c] * y[r]
-        qd[c] -= s
-    return it
+    return projection_result(err, tol, it, Jd, qd, nc2, drv_vel, A, bw, y)

@@ -19,6 +19,11 @@ Rotations of spherical and free joints are rotation vectors φ (rad):
 ``R = exp([φ]×) R_0``, with the exact kinematic map ``ω = J_l(φ) φ̇``,
 ``J_l = I + a [φ]× + b [φ]×²``, ``a = (1 − cos θ)/θ²``,
 ``b = (θ − sin θ)/θ³``, θ = |φ| (singular only at θ = 2π).
+
+The steps on the joint coordinates that do not depend on the kinematics
+(the RK4 stages and update, the projection's Newton and velocity
+corrections, the driver rows, the accelerations affine in λ) are the planar
+kernels' (:mod:`._recursive_kernels`).
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ import math
 import numba as nb
 
 from ..linsolve._dense_kernels import gauss_solve
+from ._recursive_kernels import (affine_in_multipliers, driver_accelerations, driver_rows, newton_step,
+                                 projection_result, rk4_stage_point, rk4_update)
 
 jit = nb.njit(cache=True, _nrt=False)
 jit_inline = nb.njit(cache=True, _nrt=False, inline="always")
@@ -294,6 +301,16 @@ def forward_kinematics(q, qd, node_parent, joint_type, node_q, joint_sp, joint_s
         bias[j, 3], bias[j, 4], bias[j, 5] = A0, A1, A2
 
 
+@jit_inline
+def _axis_world(R, vel, nd, x0, x1, x2):
+    """A DP1 row's body-frame axis in the world frame and its body's angular velocity (a ground side, nd < 0: the
+    axis as given, ω = 0)."""
+    if nd >= 0:
+        a0, a1, a2 = _mv(R, nd, x0, x1, x2)
+        return a0, a1, a2, vel[nd, 3], vel[nd, 4], vel[nd, 5]
+    return x0, x1, x2, 0.0, 0.0, 0.0
+
+
 @jit
 def cut_rows(row_type, row_node, row_si, row_sj, row_ai, row_aj, row_c, row_f, pos, R, vel, phi, psi, gamma):
     """Value, velocity map and velocity-product term of every cut-joint row (thesis appendix B primitives).
@@ -334,18 +351,8 @@ def cut_rows(row_type, row_node, row_si, row_sj, row_ai, row_aj, row_c, row_f, p
             phi[r] = val
             gamma[r] = gam
         else:
-            if ni >= 0:
-                a0, a1, a2 = _mv(R, ni, row_ai[r, 0], row_ai[r, 1], row_ai[r, 2])
-                wa0, wa1, wa2 = vel[ni, 3], vel[ni, 4], vel[ni, 5]
-            else:
-                a0, a1, a2 = row_ai[r, 0], row_ai[r, 1], row_ai[r, 2]
-                wa0, wa1, wa2 = 0.0, 0.0, 0.0
-            if nj >= 0:
-                b0, b1, b2 = _mv(R, nj, row_aj[r, 0], row_aj[r, 1], row_aj[r, 2])
-                wb0, wb1, wb2 = vel[nj, 3], vel[nj, 4], vel[nj, 5]
-            else:
-                b0, b1, b2 = row_aj[r, 0], row_aj[r, 1], row_aj[r, 2]
-                wb0, wb1, wb2 = 0.0, 0.0, 0.0
+            a0, a1, a2, wa0, wa1, wa2 = _axis_world(R, vel, ni, row_ai[r, 0], row_ai[r, 1], row_ai[r, 2])
+            b0, b1, b2, wb0, wb1, wb2 = _axis_world(R, vel, nj, row_aj[r, 0], row_aj[r, 1], row_aj[r, 2])
             phi[r] = a0 * b0 + a1 * b1 + a2 * b2 - row_f[r]
             x0, x1, x2 = _cross(a0, a1, a2, b0, b1, b2)
             if ni >= 0:
@@ -460,6 +467,32 @@ def _invert_small(A, nd, work, out):
                         out[r, c] -= f * out[k, c]
 
 
+@jit_inline
+def _joint_accelerations(U, Dinv, j, nd, u, y, x, out):
+    """Node j's joint accelerations ``out = Dinv (u − Uᵀ y)`` (nd,), y its parent's acceleration carried to it
+    (eq. 18; x: work, (nd,))."""
+    for c in range(nd):
+        s = u[c]
+        for a in range(6):
+            s -= U[j, a, c] * y[a]
+        x[c] = s
+    for c in range(nd):
+        s = 0.0
+        for d in range(nd):
+            s += Dinv[j, c, d] * x[d]
+        out[c] = s
+
+
+@jit_inline
+def _add_motion(H, j, nd, y, qdd, out):
+    """Node j's body acceleration ``out = y + H q̈`` (6,) (eq. 6, y with D when it is the λ-free part)."""
+    for a in range(6):
+        s = y[a]
+        for c in range(nd):
+            s += H[j, a, c] * qdd[c]
+        out[a] = s
+
+
 @jit
 def articulated_solve(node_parent, node_q, node_nd, H, r_pc, bias, vel, R, node_mass, node_inertia, node_force,
                       gravity, tau, row_node, psi, gamma, drv_q, drv_acc, Ia, pA, Pl, U, Dinv, u0, ul, acc0, accl,
@@ -482,7 +515,6 @@ def articulated_solve(node_parent, node_q, node_nd, H, r_pc, bias, vel, R, node_
     ``M q̈ + Φ_qᵀ λ = Q + τ``.
     """
     n = node_parent.shape[0]
-    nq = qdd.shape[0]
     m = G.shape[0]
     nrow = row_node.shape[0]
     W = work[0]
@@ -617,45 +649,14 @@ def articulated_solve(node_parent, node_q, node_nd, H, r_pc, bias, vel, R, node_
         nd = node_nd[j]
         k0 = node_q[j]
         y[0], y[1], y[2], y[3], y[4], y[5] = _from_parent(acc0, i, j, r_pc)
-        for c in range(nd):
-            s = u0[k0 + c]
-            for a in range(6):
-                s -= U[j, a, c] * y[a]
-            x[c] = s
-        for c in range(nd):
-            s = 0.0
-            for d in range(nd):
-                s += Dinv[j, c, d] * x[d]
-            qdd0[k0 + c] = s
+        _joint_accelerations(U, Dinv, j, nd, u0[k0:k0 + nd], y, x, qdd0[k0:k0 + nd])
         for a in range(6):
-            s = y[a] + bias[j, a]
-            for c in range(nd):
-                s += H[j, a, c] * qdd0[k0 + c]
-            acc0[j, a] = s
+            y[a] += bias[j, a]
+        _add_motion(H, j, nd, y, qdd0[k0:k0 + nd], acc0[j])
         for l in range(m):
-            if i >= 0:
-                w0, w1, w2 = accl[i, 3, l], accl[i, 4, l], accl[i, 5, l]
-                z0, z1, z2 = _cross(w0, w1, w2, r_pc[j, 0], r_pc[j, 1], r_pc[j, 2])
-                y[0], y[1], y[2] = accl[i, 0, l] + z0, accl[i, 1, l] + z1, accl[i, 2, l] + z2
-                y[3], y[4], y[5] = w0, w1, w2
-            else:
-                for a in range(6):
-                    y[a] = 0.0
-            for c in range(nd):
-                s = ul[k0 + c, l]
-                for a in range(6):
-                    s -= U[j, a, c] * y[a]
-                x[c] = s
-            for c in range(nd):
-                s = 0.0
-                for d in range(nd):
-                    s += Dinv[j, c, d] * x[d]
-                qddl[k0 + c, l] = s
-            for a in range(6):
-                s = y[a]
-                for c in range(nd):
-                    s += H[j, a, c] * qddl[k0 + c, l]
-                accl[j, a, l] = s
+            y[0], y[1], y[2], y[3], y[4], y[5] = _from_parent(accl[:, :, l], i, j, r_pc)
+            _joint_accelerations(U, Dinv, j, nd, ul[k0:k0 + nd, l], y, x, qddl[k0:k0 + nd, l])
+            _add_motion(H, j, nd, y, qddl[k0:k0 + nd, l], accl[j, :, l])
     # ---------------------------------------------------------------- cut rows and drivers (eqs. 20-27)
     for r in range(nrow):
         s = -gamma[r]
@@ -670,25 +671,10 @@ def articulated_solve(node_parent, node_q, node_nd, H, r_pc, bias, vel, R, node_
                 for l in range(m):
                     G[r, l] += psi[r, side, a] * accl[b, a, l]
         rhs[r] = s
-    for d in range(drv_q.shape[0]):
-        r = nrow + d
-        kq = drv_q[d]
-        rhs[r] = drv_acc[d] - qdd0[kq]
-        for l in range(m):
-            G[r, l] = qddl[kq, l]
+    driver_accelerations(drv_q, drv_acc, nrow, qdd0, qddl, G, rhs)
     if m > 0:
         gauss_solve(G, rhs, m, lam)
-    for k in range(nq):
-        s = qdd0[k]
-        for l in range(m):
-            s += qddl[k, l] * lam[l]
-        qdd[k] = s
-    for j in range(n):
-        for a in range(6):
-            s = acc0[j, a]
-            for l in range(m):
-                s += accl[j, a, l] * lam[l]
-            acc[j, a] = s
+    affine_in_multipliers(qdd0, qddl, acc0, accl, lam, qdd, acc)
 
 
 @jit
@@ -792,14 +778,7 @@ def rk4_step(h, q0, v0, a1, node_parent, joint_type, node_q, node_nd, joint_sp, 
     """
     n = q0.shape[0]
     for st in range(3):
-        c = 0.5 * h if st < 2 else h
-        for j in range(n):
-            if st == 0:
-                dq, dv = v0[j], a1[j]
-            else:
-                dq, dv = kq[st - 1, j], kv[st - 1, j]
-            qs[j] = q0[j] + c * dq
-            vs[j] = v0[j] + c * dv
+        rk4_stage_point(st, h, q0, v0, a1, kq, kv, qs, vs)
         for d in range(drv_q.shape[0]):
             drv_acc[d] = drv_stage_acc[st, d]
         evaluate(qs, vs, node_parent, joint_type, node_q, node_nd, joint_sp, joint_sc, joint_ax, node_c0, pos, quat,
@@ -809,25 +788,7 @@ def rk4_step(h, q0, v0, a1, node_parent, joint_type, node_q, node_nd, joint_sp, 
         for j in range(n):
             kq[st, j] = vs[j]
             kv[st, j] = qdd[j]
-    w = h / 6.0
-    for j in range(n):
-        q_out[j] = q0[j] + w * (v0[j] + 2.0 * kq[0, j] + 2.0 * kq[1, j] + kq[2, j])
-        v_out[j] = v0[j] + w * (a1[j] + 2.0 * kv[0, j] + 2.0 * kv[1, j] + kv[2, j])
-
-
-@jit
-def _least_norm(Jd, b, A, bw, y):
-    """y = (Jd Jdᵀ)⁻¹ b (A, bw: work space; b is kept)."""
-    m, n = Jd.shape
-    for r in range(m):
-        bw[r] = b[r]
-        for c in range(r, m):
-            s = 0.0
-            for k in range(n):
-                s += Jd[r, k] * Jd[c, k]
-            A[r, c] = s
-            A[c, r] = s
-    gauss_solve(A, bw, m, y)
+    rk4_update(h, q0, v0, a1, kq, kv, q_out, v_out)
 
 
 @jit
@@ -837,7 +798,9 @@ def project(q, qd, tol, max_iter, node_parent, joint_type, node_q, joint_sp, joi
     """Newton on Φ(q) = 0 with the least-norm step ``Δq = −Φ_qᵀ (Φ_q Φ_qᵀ)⁻¹ Φ``, then ``Φ_q q̇ = 0``, in place.
 
     Returns the Newton iterations, or −1 when ``max|Φ| > tol`` after ``max_iter`` of them. ``phi`` holds the
-    final Φ of the cut rows, then of the driver rows (``q_k = drv_pos``, ``q̇_k = drv_vel``).
+    final Φ of the cut rows, then of the driver rows (``q_k = drv_pos``, ``q̇_k = drv_vel``). The corrections are
+    the planar kernels' (:func:`~._recursive_kernels.newton_step`,
+    :func:`~._recursive_kernels.projection_result`).
     """
     m = Jd.shape[0]
     n = q.shape[0]
@@ -855,36 +818,9 @@ def project(q, qd, tol, max_iter, node_parent, joint_type, node_q, joint_sp, joi
         for r in range(nrow):
             for e in range(row_ptr[r], row_ptr[r + 1]):
                 Jd[r, node_q[ent_node[e]] + ent_col[e]] += Jval[e]
-        for d in range(drv_q.shape[0]):
-            phi[nrow + d] = q[drv_q[d]] - drv_pos[d]
-            Jd[nrow + d, drv_q[d]] = 1.0
-        err = 0.0
-        for r in range(m):
-            err = max(err, abs(phi[r]))
-        if err <= tol or it == max_iter:
+        driver_rows(q, drv_q, drv_pos, nrow, phi, Jd)
+        err, stop = newton_step(Jd, phi[:m], tol, it, max_iter, A, bw, y, q)
+        if stop:
             break
-        _least_norm(Jd, phi, A, bw, y)
-        for c in range(n):
-            s = 0.0
-            for r in range(m):
-                s += Jd[r, c] * y[r]
-            q[c] -= s
         it += 1
-    if err > tol:
-        return -1
-    for r in range(m):
-        s = 0.0
-        for c in range(n):
-            s += Jd[r, c] * qd[c]
-        y[r] = s
-    for d in range(drv_q.shape[0]):
-        y[nrow + d] -= drv_vel[d]
-    for r in range(m):
-        bw[r] = y[r]
-    _least_norm(Jd, bw, A, bw, y)
-    for c in range(n):
-        s = 0.0
-        for r in range(m):
-            s += Jd[r, c] * y[r]
-        qd[c] -= s
-    return it
+    return projection_result(err, tol, it, Jd, qd, nrow, drv_vel, A, bw, y)

@@ -55,7 +55,6 @@ Example
 from __future__ import annotations
 
 import warnings
-from collections import deque
 
 import numpy as np
 import scipy.linalg as sla
@@ -66,6 +65,7 @@ from ..mbs import _kernels as MK
 from ..mbs.joints import Fixed, Prismatic, Revolute, RevoluteMotor, Spherical
 from ..mbs.model import Model, State
 from . import _recursive_spatial_kernels as SK
+from ._recursive_common import RecursiveBase, joint_graph, refuse_cut_motors, root_path_flags, spanning_tree
 from .absolute import RedundantConstraintWarning
 
 __all__ = ["RecursiveSpatialSystem"]
@@ -83,7 +83,7 @@ def _jl_matrix(phi) -> np.ndarray:
     return np.eye(3) + a * S + b * (S @ S)
 
 
-class RecursiveSpatialSystem:
+class RecursiveSpatialSystem(RecursiveBase):
     """A spatial model in relative joint coordinates with cut joints (see the module docstring).
 
     Parameters
@@ -113,100 +113,52 @@ class RecursiveSpatialSystem:
         Cut joints with rows dropped as redundant, and how many.
     """
 
-    formulation = "recursive"
     joint_reactions = True
 
     def __init__(self, model: Model, redundant_tol: float = 1e-9):
-        self.model = model
-        self.mass, self.inertia, self.q0, self.v0 = model.body_arrays()
-        self.nb = nb_ = len(self.mass)
-        self.body_names = model.body_names
-        joints = list(model.joints)
+        joints = self._init_bodies(model)
+        nb_ = self.nb
         self.gravity = model.gravity.copy()
         R0 = np.array([quat_to_matrix(self.q0[b, 3:]) for b in range(nb_)]).reshape(nb_, 3, 3)
-        ends = []
-        adj = [[] for _ in range(nb_ + 1)]  # index nb_: the ground
-        for k, jt in enumerate(joints):
-            a, b = model._index(jt.body_a), model._index(jt.body_b)
-            a = nb_ if a < 0 else a
-            b = nb_ if b < 0 else b
-            ends.append((a, b))
-            if type(jt) in _TREE_TYPES:
-                adj[a].append(k)
-                adj[b].append(k)
+        ends, adj = joint_graph(model, joints, nb_, lambda jt: type(jt) in _TREE_TYPES)
         # ---------------------------------------------------------------- spanning tree (breadth first)
-        node_of = np.full(nb_ + 1, -1, dtype=np.int64)
-        used = np.zeros(len(joints), dtype=bool)
-        visited = np.zeros(nb_ + 1, dtype=bool)
-        nodes = []  # (body, parent node, type, sp, sc, axis (parent frame), c0, name, joint index)
-
         def frame(body):
             if body == nb_:
                 return np.eye(3), np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0])
             return R0[body], self.q0[body, :3], self.q0[body, 3:]
 
-        def bfs(start):
-            queue = deque([start])
-            while queue:
-                u = queue.popleft()
-                for k in adj[u]:
-                    if used[k]:
-                        continue
-                    a, b = ends[k]
-                    w = b if a == u else a
-                    if visited[w]:
-                        continue
-                    used[k] = True
-                    visited[w] = True
-                    jt = joints[k]
-                    Rp, rp, ep = frame(u)
-                    Rc, rc, ec = frame(w)
-                    c = jt.point
-                    axis = getattr(jt, "axis", np.zeros(3))
-                    nodes.append((w, node_of[u] if u < nb_ else -1, _TREE_TYPES[type(jt)], Rp.T @ (c - rp),
-                                  Rc.T @ (c - rc), Rp.T @ axis, quat_mul(quat_conj(ep), ec), jt.name, k))
-                    node_of[w] = len(nodes) - 1
-                    queue.append(w)
+        def tree_node(k, u, w, parent):
+            # (body, parent node, type, sp, sc, axis (parent frame), c0, name, joint index)
+            jt = joints[k]
+            Rp, rp, ep = frame(u)
+            Rc, rc, ec = frame(w)
+            c = jt.point
+            axis = getattr(jt, "axis", np.zeros(3))
+            return (w, parent, _TREE_TYPES[type(jt)], Rp.T @ (c - rp), Rc.T @ (c - rc), Rp.T @ axis,
+                    quat_mul(quat_conj(ep), ec), jt.name, k)
 
-        visited[nb_] = True
-        bfs(nb_)
-        self.floating_bases = []
-        for b in range(nb_):
-            if visited[b]:
-                continue
-            nm = self.body_names[b]
-            nodes.append((b, -1, SK.FREE, self.q0[b, :3].copy(), np.zeros(3), np.zeros(3), self.q0[b, 3:].copy(),
-                          f"{nm}.free", -1))
-            node_of[b] = len(nodes) - 1
-            visited[b] = True
-            self.floating_bases.append(nm)
-            bfs(b)
+        def floating_base(b, first):
+            return [(b, -1, SK.FREE, self.q0[b, :3].copy(), np.zeros(3), np.zeros(3), self.q0[b, 3:].copy(),
+                     f"{self.body_names[b]}.free", -1)]
+
+        nodes, node_of, cuts, floating = spanning_tree(nb_, ends, adj, tree_node, floating_base)
+        self._init_tree(joints, nodes, node_of, cuts, floating)
         self.n_node = nn = len(nodes)
-        self.node_body = np.array([x[0] for x in nodes], dtype=np.int64)
-        self.node_parent = np.array([x[1] for x in nodes], dtype=np.int64)
-        self.joint_type = np.array([x[2] for x in nodes], dtype=np.int64)
         self.joint_sp = np.array([x[3] for x in nodes], dtype=float).reshape(nn, 3)
         self.joint_sc = np.array([x[4] for x in nodes], dtype=float).reshape(nn, 3)
         self.joint_ax = np.array([x[5] for x in nodes], dtype=float).reshape(nn, 3)
         self.node_c0 = np.array([x[6] for x in nodes], dtype=float).reshape(nn, 4)
-        self.node_joint = [x[7] for x in nodes]
-        self.node_joint_index = np.array([x[8] for x in nodes], dtype=np.int64)
         self.node_nd = np.array([_NDOF[t] for t in self.joint_type], dtype=np.int64)
         self.node_q = np.concatenate([[0], np.cumsum(self.node_nd)[:-1]]).astype(np.int64)
         self._rot_nodes = [j for j in range(nn) if self.joint_type[j] in (SK.SPHERICAL, SK.FREE)]
         self.n = n = int(self.node_nd.sum())
-        self.node_of_body = node_of[:nb_].copy()
         self.node_mass = self.mass[self.node_body].copy()
         self.node_inertia = self.inertia[self.node_body].copy()
         # ---------------------------------------------------------------- cut joints and their rows
-        cuts = [k for k in range(len(joints)) if not used[k]]
-        self.cut_joints = [joints[k].name for k in cuts]
+        refuse_cut_motors(joints, cuts)
         rows = []
         for k in cuts:
             jt = joints[k]
-            if type(jt) is RevoluteMotor:
-                raise ValueError(f"recursive formulation: motor {jt.name!r} closes a loop (a cut joint); a motor "
-                                 "must be a tree joint")
             for pr in jt._rows_cache:
                 if pr.type not in _ROW_TYPES:
                     raise ValueError(f"recursive formulation: joint {jt.name!r} ({type(jt).__name__}) is a cut joint "
@@ -236,22 +188,8 @@ class RecursiveSpatialSystem:
                               RedundantConstraintWarning, stacklevel=2)
                 self._set_rows([rows[r] for r in keep])
         # ---------------------------------------------------------------- drivers: prescribed tree coordinates
-        node_of_joint = {x[8]: j for j, x in enumerate(nodes) if x[8] >= 0}
-        drv = []
-        for k, jt in enumerate(joints):
-            if type(jt) is not RevoluteMotor:
-                continue
-            j = node_of_joint[k]
-            sign = 1.0 if self.node_body[j] == ends[k][1] else -1.0
-            drv.append((int(self.node_q[j]), sign, jt.profile, jt.kind, jt.name))
-        self.n_drv = len(drv)
-        self.drv_q = np.array([d[0] for d in drv], dtype=np.int64)
-        self.drv_sign = np.array([d[1] for d in drv], dtype=float)
-        self._drv_profiles = [(d[2], d[3]) for d in drv]
-        self.drivers = [d[4] for d in drv]
-        self.drv_pos = np.zeros(self.n_drv)
-        self.drv_vel = np.zeros(self.n_drv)
-        self.drv_acc = np.zeros(self.n_drv)
+        self.drv_q = self._init_drivers([(int(self.node_q[j]), 1.0 if child_is_b else -1.0, jt)
+                                         for j, child_is_b, jt in self._tree_motors(joints, ends)])
         self.nc = m = self.n_row + self.n_drv
         # joint reactions (recorded as NAME.force / NAME.torque: on the joint's second body, world frame, torque
         # about its point on that body), refreshed by evaluate_outputs
@@ -260,61 +198,23 @@ class RecursiveSpatialSystem:
         self.joint_point_b = np.array([jt._point_b for jt in joints], dtype=float).reshape(-1, 3)
         self._react_F = np.zeros((len(joints), 3))
         self._react_T = np.zeros((len(joints), 3))
-        # ---------------------------------------------------------------- forces
-        self._abs = None
-        self._has_forces = bool(model.forces)
-        self.blocks, self.providers = [], []
-        if model.forces or model.markers:
-            from .absolute import AbsoluteSystem
-
-            self._abs = AbsoluteSystem(model, remove_redundant=False)
-            self._abs_data = np.zeros(self._abs.pattern.nnz)
-            self.blocks, self.providers = self._abs.blocks, self._abs.providers
+        self._init_force_elements(model)
         # ---------------------------------------------------------------- buffers (reused every evaluation)
+        self._init_buffers(n, nn, 6, m)
         self.pos = np.zeros((nn, 3))
         self.quat = np.zeros((nn, 4))
         self.R = np.zeros((nn, 3, 3))
-        self.vel = np.zeros((nn, 6))
-        self.bias = np.zeros((nn, 6))
         self.H = np.zeros((nn, 6, 6))
         self.r_pc = np.zeros((nn, 3))
-        self.node_force = np.zeros((nn, 6))
-        self.tau = np.zeros(n)
-        self._Ia = np.zeros((nn, 6, 6))
-        self._pA = np.zeros((nn, 6))
-        self._Pl = np.zeros((nn, 6, m))
         self._U = np.zeros((nn, 6, 6))
         self._Dinv = np.zeros((nn, 6, 6))
-        self._u0 = np.zeros(n)
-        self._ul = np.zeros((n, m))
-        self._acc0 = np.zeros((nn, 6))
-        self._accl = np.zeros((nn, 6, m))
-        self._qdd0 = np.zeros(n)
-        self._qddl = np.zeros((n, m))
-        self._G = np.zeros((m, m))
-        self._rhs = np.zeros(m)
         self._work = np.zeros((6, 6, 6))
-        self.qdd = np.zeros(n)
-        self.lam = np.zeros(m)
-        self.acc = np.zeros((nn, 6))
-        self.phi = np.zeros(m)
-        self._id_acc = np.zeros((nn, 6))
-        self._id_F = np.zeros((nn, 6))
         self._id_W = np.zeros((3, 3))
-        self._zero_force = np.zeros((nn, 6))
-        self._zero_n = np.zeros(n)
-        self.f = np.zeros((nb_, 6))
-        self.f[:, :3] = self.mass[:, None] * self.gravity[None, :]
-        self.q_abs = self.q0.copy()
-        self.v_abs = np.zeros((nb_, 6))
-        self.a_abs = np.zeros((nb_, 6))
-        self.q_step = np.zeros(n)
-        self.qd_step = np.zeros(n)
         self._kin_args = (self.node_parent, self.joint_type, self.node_q, self.joint_sp, self.joint_sc, self.joint_ax,
                           self.node_c0, self.pos, self.quat, self.R, self.vel, self.bias, self.H, self.r_pc)
         self._bind_rows()
         self._fk_call = bound_call(SK.forward_kinematics, self.q_step, self.qd_step, *self._kin_args)
-        self._eval_call = bound_call(
+        self._solve_call = bound_call(
             SK.evaluate, self.q_step, self.qd_step, self.node_parent, self.joint_type, self.node_q, self.node_nd,
             self.joint_sp, self.joint_sc, self.joint_ax, self.node_c0, self.pos, self.quat, self.R, self.vel,
             self.bias, self.H, self.r_pc, *self._row_args, self.node_mass, self.node_inertia, self.node_force,
@@ -323,7 +223,6 @@ class RecursiveSpatialSystem:
     # ------------------------------------------------------------------ rows
     def _set_rows(self, rows) -> None:
         """Row arrays and the Jacobian pattern of the cut rows ``rows`` ((joint index, PrimitiveRow) pairs)."""
-        nb_ = self.nb
         m = len(rows)
         self.n_row = m
         self.row_type = np.array([_ROW_TYPES[pr.type] for _, pr in rows], dtype=np.int64)
@@ -342,12 +241,7 @@ class RecursiveSpatialSystem:
         self.row_joint = np.array([k for k, _ in rows], dtype=np.int64)
         ptr, ent_node, ent_col, ent_side = [0], [], [], []
         for r in range(m):
-            flags = {}
-            for s_ in range(2):
-                nd = node[r, s_]
-                while nd >= 0:
-                    flags[nd] = flags.get(nd, 0) | (1 << s_)
-                    nd = self.node_parent[nd]
+            flags = root_path_flags(self.node_parent, node[r])
             for nd in sorted(flags):
                 for c in range(self.node_nd[nd]):
                     ent_node.append(nd)
@@ -363,7 +257,6 @@ class RecursiveSpatialSystem:
         self._psi = np.zeros((m, 2, 6))
         self._gamma = np.zeros(m)
         self._phi_rows = np.zeros(m)
-        del nb_
 
     def _bind_rows(self) -> None:
         self._row_args = (self.row_type, self.row_node, self.row_si, self.row_sj, self.row_ai, self.row_aj,
@@ -399,16 +292,6 @@ class RecursiveSpatialSystem:
         self.qd_step[:] = qd
         self._fk_call()
 
-    def update_drivers(self, t: float) -> None:
-        """θ, θ̇, θ̈ of every motor at time t, as its tree coordinate."""
-        for d, (prof, kind) in enumerate(self._drv_profiles):
-            sg = self.drv_sign[d]
-            if kind == "value":
-                vals = (prof.value(t), prof.d1(t), prof.d2(t))
-            else:
-                vals = (prof.integral(t), prof.value(t), prof.d1(t))
-            self.drv_pos[d], self.drv_vel[d], self.drv_acc[d] = sg * vals[0], sg * vals[1], sg * vals[2]
-
     def _absolute_from_kinematics(self, acc=None):
         SK.to_absolute(self.node_body, self.pos, self.quat, self.R, self.vel, self.acc if acc is None else acc,
                        self.q_abs, self.v_abs, self.a_abs)
@@ -419,107 +302,39 @@ class RecursiveSpatialSystem:
         nf = self.node_force
         if not self._has_forces:
             return nf
-        s = self._abs
-        self._absolute_from_kinematics(self._zero_force)
-        s.update_kinematics(self.q_abs, self.v_abs)
-        self._abs_data[:] = 0.0
-        s.eval_forces(t, self.v_abs, 0.0, 0.0, self._abs_data)
-        f = s.f
-        self.f[:] = f
+        f = self._element_forces(t)
         w = self.v_abs[:, 3:]
         gyro = np.cross(w, np.einsum("bij,bj->bi", self.inertia, w))
-        tw = np.einsum("bij,bj->bi", s.kin.R[:-1], f[:, 3:] + gyro)
+        tw = np.einsum("bij,bj->bi", self._abs.kin.R[:-1], f[:, 3:] + gyro)
         nodes = self.node_of_body
         nf[nodes, :3] = f[:, :3] - self.mass[:, None] * self.gravity[None, :]
         nf[nodes, 3:] = tw
         return nf
 
-    def accelerations(self, t: float, q, qd, tau=None):
-        """Joint accelerations and constraint multipliers at (t, q, q̇): ``(qdd (n,), lam (nc,))`` (buffers).
-
-        ``tau`` (n,) adds joint forces. Leaves the body accelerations (world ``(r̈, ω̇)`` at each centre) in
-        ``self.acc`` (n_node, 6).
-        """
+    def _load(self, t: float, q, qd) -> None:
+        # without force elements the kinematics run inside the compiled evaluation
         if self._has_forces:
             self.kinematics(q, qd)
             self.applied_forces(t)
         else:
             self.q_step[:] = q
             self.qd_step[:] = qd
-        if self.n_drv:
-            self.update_drivers(t)
-        if tau is None:
-            self.tau[:] = 0.0
-        else:
-            self.tau[:] = tau
-        self._eval_call()
-        return self.qdd, self.lam
 
-    @property
-    def compiled_rk4(self) -> bool:
-        """Whether :meth:`rk4_advance` can run the whole RK4 step compiled (no force elements)."""
-        return not self._has_forces
-
-    def rk4_advance(self, h: float, q0, qd0, qdd0, t: float = 0.0):
-        """One classical RK4 step of (q, q̇) from (t, q0, q̇0) with q̈0 given, compiled
-        (:func:`~._recursive_spatial_kernels.rk4_step`); returns new arrays ``(q, q̇)``, not projected."""
-        if not self.compiled_rk4:
-            raise ValueError("recursive formulation: rk4_advance needs a model without force elements")
-        n = self.n
-        if getattr(self, "_rk_h", None) != h:
-            self._rk_in = np.zeros((3, n))
-            self._rk_k = np.zeros((2, 3, n))
-            self._rk_s = np.zeros((2, n))
-            self._rk_out = np.zeros((2, n))
-            self._rk_drv = np.zeros((3, self.n_drv))
-            self.node_force[:] = 0.0
-            self.tau[:] = 0.0
-            self._rk_call = bound_call(
-                SK.rk4_step, float(h), self._rk_in[0], self._rk_in[1], self._rk_in[2], self.node_parent,
-                self.joint_type, self.node_q, self.node_nd, self.joint_sp, self.joint_sc, self.joint_ax, self.node_c0,
-                self.pos, self.quat, self.R, self.vel, self.bias, self.H, self.r_pc, *self._row_args, self.node_mass,
-                self.node_inertia, self.node_force, self.gravity, self.tau, self.drv_q, self.drv_acc, self._rk_drv,
-                *self._solve_bufs, self._rk_k[0], self._rk_k[1], self._rk_s[0], self._rk_s[1], self._rk_out[0],
-                self._rk_out[1])
-            self._rk_h = h
-        self._rk_in[0] = q0
-        self._rk_in[1] = qd0
-        self._rk_in[2] = qdd0
-        for k, c in enumerate((0.5, 0.5, 1.0)):
-            if self.n_drv:
-                self.update_drivers(t + c * h)
-                self._rk_drv[k] = self.drv_acc
-        self._rk_call()
-        return self._rk_out[0].copy(), self._rk_out[1].copy()
+    def _bind_rk4(self, h: float):
+        """:func:`~._recursive_spatial_kernels.rk4_step` bound to the step buffers."""
+        return bound_call(
+            SK.rk4_step, h, self._rk_in[0], self._rk_in[1], self._rk_in[2], self.node_parent,
+            self.joint_type, self.node_q, self.node_nd, self.joint_sp, self.joint_sc, self.joint_ax, self.node_c0,
+            self.pos, self.quat, self.R, self.vel, self.bias, self.H, self.r_pc, *self._row_args, self.node_mass,
+            self.node_inertia, self.node_force, self.gravity, self.tau, self.drv_q, self.drv_acc, self._rk_drv,
+            *self._solve_bufs, self._rk_k[0], self._rk_k[1], self._rk_s[0], self._rk_s[1], self._rk_out[0],
+            self._rk_out[1])
 
     def _rnea(self, x, with_bias, acc, tau):
         SK.inverse_dynamics(self.node_parent, self.node_q, self.node_nd, self.H, self.r_pc, self.bias, self.vel,
                             self.R, self.node_mass, self.node_inertia,
                             self.node_force if with_bias else self._zero_force, self.gravity,
                             np.ascontiguousarray(x, dtype=float), with_bias, self._id_W, acc, self._id_F, tau)
-
-    def inverse_dynamics(self, t: float, q, qd, qdd) -> np.ndarray:
-        """``M(q) q̈ − Q(q, q̇, t)`` (n,) by the recursive Newton-Euler pass (cut joints not included)."""
-        self.kinematics(q, qd)
-        self.applied_forces(t)
-        out = np.zeros(self.n)
-        self._rnea(qdd, True, self._id_acc, out)
-        return out
-
-    def mass_times(self, q, x) -> np.ndarray:
-        """``M(q) x`` (n,) in O(n) (recursive Newton-Euler without velocity, gravity or forces)."""
-        self.kinematics(q, self._zero_n)
-        out = np.zeros(self.n)
-        self._rnea(x, False, self._id_acc, out)
-        return out
-
-    def mass_matrix(self, q) -> np.ndarray:
-        """Dense ``M(q)`` (n, n) from n products (for tests and small models)."""
-        return np.column_stack([self.mass_times(q, e) for e in np.eye(self.n)])
-
-    def generalized_forces(self, t: float, q, qd) -> np.ndarray:
-        """``Q(q, q̇, t)`` (n,): applied forces minus the velocity-product terms, projected on the joints."""
-        return -self.inverse_dynamics(t, q, qd, np.zeros(self.n))
 
     def closure(self, q, dense: bool = True, t: float = 0.0):
         """Constraints Φ (nc,) and their Jacobian Φ_q at (t, q): dense (nc, n), or the cut rows' pattern values
@@ -546,29 +361,11 @@ class RecursiveSpatialSystem:
         cd = self.row_type == SK.ROW_CD
         return float(np.max(np.abs(phi[:self.n_row][cd]), initial=0.0))
 
-    def project(self, q, qd, tol: float = 1e-12, max_iter: int = 10, t: float = 0.0) -> int:
-        """Put (q, q̇) back on the closure manifold in place: Newton on Φ(q) = 0 with the least-norm
-        correction, then ``Φ_q q̇ = 0`` (compiled: :func:`~._recursive_spatial_kernels.project`). Returns the
-        Newton iterations; ValueError when it does not converge. Leaves Φ in ``self.phi``."""
-        if self.nc == 0:
-            return 0
-        if q.dtype != np.float64 or qd.dtype != np.float64 or q.shape != (self.n,) or qd.shape != (self.n,):
-            raise ValueError(f"recursive formulation: project needs float arrays of shape ({self.n},)")
-        m = self.nc
-        if self.n_drv:
-            self.update_drivers(t)
-        if not hasattr(self, "_pj_Jd"):
-            self._pj_Jd = np.zeros((m, self.n))
-            self._pj_A = np.zeros((m, m))
-            self._pj_b = np.zeros(m)
-            self._pj_y = np.zeros(m)
-        it = SK.project(q, qd, float(tol), int(max_iter), *self._kin_args, *self._row_args, self.row_ptr,
-                        self.ent_node, self.ent_col, self.ent_side, self.Jval, self.drv_q, self.drv_pos,
-                        self.drv_vel, self._pj_Jd, self._pj_A, self._pj_b, self._pj_y)
-        if it < 0:
-            raise ValueError(f"recursive formulation: cut-joint closure |Φ| = {np.max(np.abs(self.phi)):.3g} "
-                             f"after {max_iter} iterations")
-        return int(it)
+    def _project_kernel(self, q, qd, tol: float, max_iter: int) -> int:
+        """:func:`~._recursive_spatial_kernels.project` on the step buffers."""
+        return SK.project(q, qd, tol, max_iter, *self._kin_args, *self._row_args, self.row_ptr,
+                          self.ent_node, self.ent_col, self.ent_side, self.Jval, self.drv_q, self.drv_pos,
+                          self.drv_vel, self._pj_Jd, self._pj_A, self._pj_b, self._pj_y)
 
     def rechart(self, q, qd) -> bool:
         """Re-chart the rotation vectors past half a turn, in place: a spherical or free joint's φ with
@@ -591,57 +388,16 @@ class RecursiveSpatialSystem:
             changed = True
         return changed
 
-    def to_absolute(self, q, qd, qdd=None):
-        """Absolute body states ``(q (nb, 7), v (nb, 6), acc (nb, 6))`` (copies) of (q, q̇[, q̈])."""
-        self.kinematics(q, qd)
-        acc = np.zeros((self.n_node, 6))
-        if qdd is not None:
-            self._rnea(qdd, True, acc, np.zeros(self.n))
-        self._absolute_from_kinematics(acc)
-        return self.q_abs.copy(), self.v_abs.copy(), self.a_abs.copy()
-
-    def velocity_map(self, q) -> np.ndarray:
-        """Dense ``B`` (6 nb, n): the absolute body velocities (ṙ world, ω̄ body) per unit joint rate."""
-        B = np.zeros((6 * self.nb, self.n))
-        for k in range(self.n):
-            e = np.zeros(self.n)
-            e[k] = 1.0
-            _, v, _ = self.to_absolute(q, e)
-            B[:, k] = v.ravel()
-        return B
-
     def initial_state(self) -> State:
         """The model's initial pose (q = 0) with the joint rates fitted to its initial velocities, projected."""
-        q = np.zeros(self.n)
-        qd = np.zeros(self.n)
-        if np.any(self.v0):
-            B = self.velocity_map(q)
-            qd = np.linalg.lstsq(B, self.v0.ravel(), rcond=None)[0]
-        self.project(q, qd)
+        q, qd = self._initial_coordinates()
         qdd, lam = self.accelerations(0.0, q, qd)
         return self.state(0.0, q, qd, qdd, lam, evaluated=True)
-
-    def state(self, t: float, q, qd, qdd, lam, extra=None, evaluated: bool = False) -> State:
-        """A :class:`State` with the absolute body states of (q, q̇, q̈) and the joint coordinates in ``extra``.
-
-        ``evaluated``: :meth:`accelerations` was the last call, at these very (t, q, q̇)."""
-        if evaluated:
-            self._absolute_from_kinematics()
-            qa, va, aa = self.q_abs.copy(), self.v_abs.copy(), self.a_abs.copy()
-        else:
-            qa, va, aa = self.to_absolute(q, qd, qdd)
-        ex = dict(extra or {})
-        ex["recursive.q"] = np.array(q, dtype=float)
-        ex["recursive.qd"] = np.array(qd, dtype=float)
-        ex["recursive.qdd"] = np.array(qdd, dtype=float)
-        ex["recursive.t"] = np.array([t])
-        return State(float(t), qa, va, np.array(lam, dtype=float), aa, ex)
 
     def evaluate_outputs(self, state: State, elements: bool = True) -> None:
         """Bring the force elements' and markers' recorded outputs and the joints' reactions up to date with
         ``state`` (its joint coordinates, accelerations and multipliers)."""
-        if self._abs is not None and elements:
-            self._abs.evaluate_outputs(state, elements=True)
+        super().evaluate_outputs(state, elements)
         ex = state.extra
         self.joint_reaction_forces(state.t, ex["recursive.q"], ex["recursive.qd"], ex["recursive.qdd"], state.lam)
 
@@ -705,14 +461,3 @@ class RecursiveSpatialSystem:
     def reactions(self, lam):
         """The joints' reactions of the last :meth:`evaluate_outputs` (``lam`` is that state's)."""
         return self._react_F, self._react_T
-
-    def commit(self, state: State) -> None:
-        """Nothing is staged between steps (no contact history yet)."""
-
-    def kinetic_energy(self, q, qd) -> float:
-        return float(0.5 * qd @ self.mass_times(q, qd))
-
-    def potential_energy(self, q) -> float:
-        """Gravitational potential energy (force elements not included)."""
-        self.kinematics(q, self._zero_n)
-        return float(-np.sum(self.node_mass * (self.pos @ self.gravity)))

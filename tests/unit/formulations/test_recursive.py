@@ -8,12 +8,12 @@ forces) on the same :class:`~trackdyn.mbs.model.Model`.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
+from _recursive_helpers import (absolute, absolute_accelerations, accelerations_against_absolute, closure_differences,
+                                projected_absolute, random_state, run_against_absolute,
+                                velocity_product_and_differences)
 
-from trackdyn.formulations.absolute import AbsoluteSystem, RedundantConstraintWarning
 from trackdyn.formulations.recursive import RecursiveSystem
 from trackdyn.integrators.recursive import RecursiveRK4
 from trackdyn.mbs import TSDA, Model, Prismatic, Revolute
@@ -32,55 +32,6 @@ def floating_chain(n_links=3):
         free.add_joint(Revolute(bodies[k - 1], bodies[k], point=m.joints[k].point, axis=[0, 1, 0],
                                 name=f"pin[{k}]"))
     return free
-
-
-def absolute(model):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RedundantConstraintWarning)
-        return AbsoluteSystem(model)
-
-
-def dense_mass(a):
-    M = np.zeros((6 * a.nb, 6 * a.nb))
-    for b in range(a.nb):
-        M[6 * b:6 * b + 3, 6 * b:6 * b + 3] = a.mass[b] * np.eye(3)
-        M[6 * b + 3:6 * b + 6, 6 * b + 3:6 * b + 6] = a.inertia[b]
-    return M
-
-
-def dense_jacobian(a):
-    J = np.zeros((a.nc, 6 * a.nb))
-    for r in range(a.nc):
-        for side in range(2):
-            b = a.row_body[r, side]
-            if b >= 0:
-                J[r, 6 * b:6 * b + 6] = a.J[r, 6 * side:6 * side + 6]
-    return J
-
-
-def absolute_accelerations(a, qa, va):
-    """Body accelerations of the absolute index-1 system [[M, Jᵀ], [J, 0]] [v̇; λ] = [f; γ] (dense)."""
-    a.update_kinematics(qa, va)
-    a.update_drivers(0.0)
-    a.eval_constraints(want_gamma=True)
-    f = a.eval_forces(0.0, va, 0.0, 0.0, np.zeros(a.pattern.nnz)).ravel().copy()
-    M, J = dense_mass(a), dense_jacobian(a)
-    nd = 6 * a.nb
-    K = np.zeros((nd + a.nc, nd + a.nc))
-    K[:nd, :nd], K[:nd, nd:], K[nd:, :nd] = M, J.T, J
-    sol = np.linalg.solve(K, np.concatenate([f, a.gamma]))
-    return sol[:nd].reshape(a.nb, 6)
-
-
-def random_joint_state(sys, seed, scale=0.3):
-    rng = np.random.default_rng(seed)
-    return scale * rng.normal(size=sys.n), rng.normal(size=sys.n)
-
-
-def on_manifold_state(sys, seed, scale=0.05):
-    q, qd = random_joint_state(sys, seed, scale)
-    sys.project(q, qd)
-    return q, qd
 
 
 # ---------------------------------------------------------------------------- structure
@@ -122,21 +73,13 @@ def test_mass_matrix_and_forces_equal_projected_absolute(seed):
     """M = Bᵀ M_abs B and Q = Bᵀ (f_abs − M_abs Ḃq̇) on a 5-link chain with a spring-damper (dense, 1e-10)."""
     model = five_link_with_spring()
     rec, a = RecursiveSystem(model), absolute(model)
-    q, qd = random_joint_state(rec, seed, scale=0.5)
-    qa, va, aa0 = rec.to_absolute(q, qd, np.zeros(rec.n))
+    q, qd = random_state(rec, seed, scale=0.5)
+    M, Mp, Q, Qp, B = projected_absolute(rec, a, q, qd)
     # the mapped pose satisfies every absolute joint row and B spans the absolute joints' null space
-    a.update_kinematics(qa, va)
     a.eval_constraints()
     assert np.max(np.abs(a.phi)) < 1e-14
-    B = rec.velocity_map(q)
-    assert np.max(np.abs(dense_jacobian(a) @ B)) < 1e-14
-    Mabs = dense_mass(a)
-    M = rec.mass_matrix(q)
-    Mp = B.T @ Mabs @ B
+    assert np.max(np.abs(a.dense_jacobian() @ B)) < 1e-14
     assert np.max(np.abs(M - Mp)) <= 1e-10 * np.max(np.abs(Mp))
-    f = a.eval_forces(0.0, va, 0.0, 0.0, np.zeros(a.pattern.nnz)).ravel().copy()
-    Q = rec.generalized_forces(0.0, q, qd)
-    Qp = B.T @ (f - Mabs @ aa0.ravel())
     assert np.max(np.abs(Q - Qp)) <= 1e-10 * np.max(np.abs(Qp))
     # the recursive pass solves M q̈ = Q
     qdd, _ = rec.accelerations(0.0, q, qd)
@@ -146,12 +89,8 @@ def test_mass_matrix_and_forces_equal_projected_absolute(seed):
 def test_velocity_product_term_matches_finite_differences():
     """Ḃq̇ (the absolute accelerations at q̈ = 0, eq. 6's D) equals d/dε B(q + ε q̇) q̇ (central, ε = 1e-6)."""
     rec = RecursiveSystem(chain_loop())
-    q, qd = random_joint_state(rec, 3)
-    _, _, a0 = rec.to_absolute(q, qd, np.zeros(rec.n))
-    eps = 1e-6
-    vp = rec.to_absolute(q + eps * qd, qd)[1]
-    vm = rec.to_absolute(q - eps * qd, qd)[1]
-    fd = (vp - vm) / (2 * eps)
+    q, qd = random_state(rec, 3)
+    a0, fd = velocity_product_and_differences(rec, q, qd)
     assert np.max(np.abs(a0 - fd)) <= 1e-7 * np.max(np.abs(a0))
 
 
@@ -159,11 +98,7 @@ def test_velocity_product_term_matches_finite_differences():
 def test_accelerations_equal_absolute_index1_solution(model_fn, seed):
     """Body accelerations of the recursive pass (with cut-joint multipliers) = those of the absolute KKT."""
     model = model_fn()
-    rec, a = RecursiveSystem(model), absolute(model)
-    q, qd = on_manifold_state(rec, seed)
-    qdd, _ = rec.accelerations(0.0, q, qd)
-    qa, va, aa = rec.to_absolute(q, qd, qdd)
-    ref = absolute_accelerations(a, qa, va)
+    aa, ref = accelerations_against_absolute(RecursiveSystem(model), absolute(model), seed)
     assert np.max(np.abs(aa - ref)) <= 1e-12 * np.max(np.abs(ref))  # measured 5e-15
 
 
@@ -171,16 +106,11 @@ def test_accelerations_equal_absolute_index1_solution(model_fn, seed):
 def test_closure_jacobian_matches_finite_differences(seed):
     """Φ_q of the cut joints (fixed pattern) against central differences, off the manifold (ε = 1e-6)."""
     rec = RecursiveSystem(chain_loop())
-    q, _ = random_joint_state(rec, seed, scale=0.2)
+    q, _ = random_state(rec, seed, scale=0.2)
     phi, J = rec.closure(q)
     phi = phi.copy()
     assert np.max(np.abs(phi)) > 1e-2  # off the manifold: the common joints' terms do not cancel
-    eps = 1e-6
-    fd = np.zeros_like(J)
-    for k in range(rec.n):
-        dq = np.zeros(rec.n)
-        dq[k] = eps
-        fd[:, k] = (rec.closure(q + dq)[0].copy() - rec.closure(q - dq)[0].copy()) / (2 * eps)
+    fd = closure_differences(rec, q)
     assert np.max(np.abs(J - fd)) <= 1e-8
     # the stored pattern holds every non-zero column
     assert np.count_nonzero(np.abs(fd) > 1e-12) <= 2 * len(rec.cut_col)
@@ -193,16 +123,9 @@ def run_both(model, t_end, h=1e-4):
     Returns the largest centre-of-mass distance between the two over every step (m), the largest
     cut-joint separation after every recursive step (m) and the recursive system and final state.
     """
-    rec, a = RecursiveSystem(model), absolute(model)
-    from trackdyn.integrators import make_integrator
-
-    ir, ia = RecursiveRK4(rec, h), make_integrator("rk4", a, h)
-    sr, sa = rec.initial_state(), a.initial_state()
-    err = closure = 0.0
-    for _ in range(round(t_end / h)):
-        sr, sa = ir.step(sr), ia.step(sa)
-        err = max(err, float(np.max(np.linalg.norm(sr.q[:, :3] - sa.q[:, :3], axis=1))))
-        closure = max(closure, float(np.max(np.abs(rec.closure(sr.extra["recursive.q"])[0]))) if rec.nc else 0.0)
+    rec = RecursiveSystem(model)
+    err, closure, sr = run_against_absolute(rec, model, t_end, h,
+                                            lambda q: float(np.max(np.abs(rec.closure(q)[0]))) if rec.nc else 0.0)
     return err, closure, rec, sr
 
 

@@ -1,21 +1,13 @@
 """``recursive-abm``: variable-step ABM on joint coordinates (han-sander-mao §3.6, issue #31 item 5)."""
 
-import warnings
-
 import numpy as np
 import pytest
+from _recursive_helpers import absolute, lockstep, simulate
 
-from trackdyn.formulations.absolute import AbsoluteSystem, RedundantConstraintWarning
 from trackdyn.formulations.recursive import RecursiveSystem
 from trackdyn.integrators import make_integrator
 from trackdyn.integrators.recursive import RecursiveABM
 from trackdyn.testing.problems import chain, chain_loop
-
-
-def _absolute(model):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RedundantConstraintWarning)
-        return AbsoluteSystem(model)
 
 
 def test_chain64_follows_the_absolute_abm_at_the_papers_tolerance():
@@ -23,14 +15,10 @@ def test_chain64_follows_the_absolute_abm_at_the_papers_tolerance():
     every link's centre within 1e-8 m of the absolute run at every output (measured 1.0e-9 m; 1.3e-8 m at 1 s,
     the difference growing as t², docs/recursive.md)."""
     model = chain(64)
-    rec, a = RecursiveSystem(model), _absolute(model)
+    rec, a = RecursiveSystem(model), absolute(model)
     ir = RecursiveABM(rec, 1e-3, rtol=1e-9, atol=1e-12)
     ia = make_integrator("abm", a, 1e-3, rtol=1e-9, atol=1e-12)
-    sr, sa = rec.initial_state(), a.initial_state()
-    err = 0.0
-    for _ in range(300):
-        sr, sa = ir.step(sr), ia.step(sa)
-        err = max(err, float(np.max(np.linalg.norm(sr.q[:, :3] - sa.q[:, :3], axis=1))))
+    err, _, sr, _ = lockstep(ir, ia, rec.initial_state(), a.initial_state(), 300)
     assert sr.q[-1, 2] < -0.1  # the free end has fallen
     assert err <= 1e-8, err
     # the step-size history: internal steps that add up to the run and that the error control varied
@@ -80,25 +68,18 @@ def test_options_are_checked():
     with pytest.raises(ValueError, match="order"):
         RecursiveABM(rec, 1e-3, order=9)
     with pytest.raises(ValueError, match="RecursiveSystem"):
-        RecursiveABM(_absolute(chain(3)), 1e-3)
+        RecursiveABM(absolute(chain(3)), 1e-3)
     with pytest.raises(ValueError, match="joint coordinates"):
-        RecursiveABM(rec, 1e-3).step(_absolute(chain(3)).initial_state())
+        RecursiveABM(rec, 1e-3).step(absolute(chain(3)).initial_state())
 
 
 @pytest.mark.parametrize("stepper", ["rk4", "abm"])
 def test_simulation_steps_and_records_a_recursive_system(stepper):
     """``td.Simulation`` runs a joint-coordinate system with either recursive stepper and records its bodies'
     states, and the loop's cut joints stay closed."""
-    import trackdyn as td
-    from trackdyn.integrators.recursive import RecursiveRK4
-
     model = chain_loop()
     rec = RecursiveSystem(model)
-    cls, kw = (RecursiveRK4, {}) if stepper == "rk4" else (RecursiveABM, {"rtol": 1e-9, "atol": 1e-12})
-    sim = td.Simulation(model, integrator=cls, system=rec, step=1e-3 if stepper == "abm" else 1e-4,
-                        output_step=0.01, **kw)
-    r = sim.run(0.05)
-    assert r.status == "complete" and len(r.t) == 6
+    sim, r = simulate(model, rec, stepper)
     z = r["link[40].pos.z"]
     assert abs(z[-1] - z[0]) > 1e-4  # the loop moves
     assert np.max(np.abs(rec.closure(sim.state.extra["recursive.q"])[0])) <= 1e-9

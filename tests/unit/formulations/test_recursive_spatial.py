@@ -8,44 +8,20 @@ formulation's arrays (body masses, the thesis's constraint primitives, forces) o
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
+from _recursive_helpers import (absolute, absolute_accelerations, accelerations_against_absolute, closure_differences,
+                                lockstep, manifold_state, projected_absolute, quiet, random_state,
+                                run_against_absolute, simulate, velocity_product_and_differences)
 
-from trackdyn.formulations.absolute import AbsoluteSystem, RedundantConstraintWarning
+from trackdyn.formulations.absolute import RedundantConstraintWarning
 from trackdyn.formulations.recursive import RecursiveSystem
 from trackdyn.formulations.recursive_spatial import RecursiveSpatialSystem
 from trackdyn.integrators import make_integrator
 from trackdyn.integrators.recursive import RecursiveABM, RecursiveRK4
 from trackdyn.math.quaternion import quat_from_axis_angle, quat_to_matrix
 from trackdyn.mbs import TSDA, Cylindrical, Fixed, Model, Prismatic, Revolute, RevoluteMotor, Spherical, Universal
-from trackdyn.testing.problems import CHAIN64, chain, chain_loop, four_bar, four_bar_output_angle
-
-
-
-def dense_mass(a):
-    M = np.zeros((6 * a.nb, 6 * a.nb))
-    for b in range(a.nb):
-        M[6 * b:6 * b + 3, 6 * b:6 * b + 3] = a.mass[b] * np.eye(3)
-        M[6 * b + 3:6 * b + 6, 6 * b + 3:6 * b + 6] = a.inertia[b]
-    return M
-
-
-def absolute_accelerations(a, qa, va, with_lam=False):
-    """Body accelerations of the absolute index-1 system [[M, Jᵀ], [J, 0]] [v̇; λ] = [f; γ] (dense)."""
-    a.update_kinematics(qa, va)
-    a.update_drivers(0.0)
-    a.eval_constraints(want_gamma=True)
-    f = a.eval_forces(0.0, va, 0.0, 0.0, np.zeros(a.pattern.nnz)).ravel().copy()
-    M, J = dense_mass(a), a.dense_jacobian()
-    nd = 6 * a.nb
-    K = np.zeros((nd + a.nc, nd + a.nc))
-    K[:nd, :nd], K[:nd, nd:], K[nd:, :nd] = M, J.T, J
-    sol = np.linalg.solve(K, np.concatenate([f, a.gamma]))
-    if with_lam:
-        return sol[:nd].reshape(a.nb, 6), sol[nd:]
-    return sol[:nd].reshape(a.nb, 6)
+from trackdyn.testing.problems import chain, chain_loop, four_bar, four_bar_output_angle
 
 
 # ---------------------------------------------------------------------------- models
@@ -137,27 +113,18 @@ def sprung_hull_with_two_loops(damping=2.0e3, n_arc=8, n_strand=24):
     :func:`~trackdyn.testing.problems.chain_loop`), the whole turning at (0.8, −0.5, 0.3) rad/s about the hull's
     centre: the hull rolls and pitches, so the two loops leave their common plane. 135 bodies, 136 joints:
     breadth first cuts each loop twice (4 cut revolutes, 2 of 5 rows kept each)."""
-    p, mass, inertia = CHAIN64["pitch"], CHAIN64["mass"], CHAIN64["inertia"]
-    R = p / (2.0 * np.sin(np.pi / (2 * n_arc)))
-    d = n_strand * p
-    pins = [(k * p, R) for k in range(n_strand + 1)]
-    pins += [(d + R * np.cos(np.pi / 2 - i * np.pi / n_arc), R * np.sin(np.pi / 2 - i * np.pi / n_arc))
-             for i in range(1, n_arc + 1)]
-    pins += [(d - k * p, -R) for k in range(1, n_strand + 1)]
-    pins += [(R * np.cos(-np.pi / 2 - i * np.pi / n_arc), R * np.sin(-np.pi / 2 - i * np.pi / n_arc))
-             for i in range(1, n_arc)]
+    loop = chain_loop(n_arc, n_strand)  # its links and pins in the plane y = 0, its wheels at x = 0 and d
+    n = 2 * (n_arc + n_strand)
+    lmass, linertia, lq0, _ = loop.body_arrays()
+    pins = np.array([jt.point for jt in loop.joints[:n]])
+    R, d = pins[0, 2], pins[n_strand, 0]
     m = Model(gravity=(0.0, 0.0, -9.81))
     hc = np.array([0.5 * d, 0.0, R + 0.3])
     hull = m.add_body("hull", mass=2000.0, inertia=[800.0, 2500.0, 3000.0], pos=hc)
-    n = len(pins)
     for side, y in (("left", 0.8), ("right", -0.8)):
-        P = np.array([[x, y, z] for x, z in pins])
-        links = []
-        for k in range(n):
-            a, b = P[k], P[(k + 1) % n]
-            ang = np.arctan2(b[2] - a[2], b[0] - a[0])
-            links.append(m.add_body(f"{side}.link[{k}]", mass=mass, inertia=list(inertia), pos=0.5 * (a + b),
-                                    quat=quat_from_axis_angle([0, 1, 0], -ang)))
+        P = pins + [0.0, y, 0.0]
+        links = [m.add_body(f"{side}.link[{k}]", mass=lmass[k], inertia=linertia[k],
+                            pos=lq0[k, :3] + [0.0, y, 0.0], quat=lq0[k, 3:]) for k in range(n)]
         for k in range(n):
             m.add_joint(Revolute(links[k - 1], links[k], point=P[k], axis=[0, 1, 0], name=f"{side}.pin[{k}]"))
         for nm, cx, pin in (("wheel_a", 0.0, 0), ("wheel_b", d, n_strand + n_arc)):
@@ -176,27 +143,9 @@ def sprung_hull_with_two_loops(damping=2.0e3, n_arc=8, n_strand=24):
     return m
 
 
-def absolute(model):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RedundantConstraintWarning)
-        return AbsoluteSystem(model)
-
-
 def spatial(model):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RedundantConstraintWarning)
-        return RecursiveSpatialSystem(model)
-
-
-def random_state(sys, seed, scale=0.3):
-    rng = np.random.default_rng(seed)
-    return scale * rng.normal(size=sys.n), rng.normal(size=sys.n)
-
-
-def manifold_state(sys, seed, scale=0.05):
-    q, qd = random_state(sys, seed, scale)
-    sys.project(q, qd)
-    return q, qd
+    """The spatial recursive system of ``model``, redundant cut rows dropped silently."""
+    return quiet(RecursiveSpatialSystem, model)
 
 
 # ---------------------------------------------------------------------------- structure
@@ -264,9 +213,7 @@ def test_velocity_product_term_matches_finite_differences(model_fn, seed):
     d/dε B(q + ε q̇) q̇ (central, ε = 1e-6)."""
     sys = RecursiveSpatialSystem(model_fn())
     q, qd = random_state(sys, seed, scale=0.6)
-    _, _, a0 = sys.to_absolute(q, qd, np.zeros(sys.n))
-    eps = 1e-6
-    fd = (sys.to_absolute(q + eps * qd, qd)[1] - sys.to_absolute(q - eps * qd, qd)[1]) / (2 * eps)
+    a0, fd = velocity_product_and_differences(sys, q, qd)
     assert np.max(np.abs(a0 - fd)) <= 1e-7 * np.max(np.abs(a0))
 
 
@@ -278,12 +225,7 @@ def test_closure_jacobian_matches_finite_differences(model_fn, seed):
     q, _ = random_state(sys, seed, scale=0.3)
     phi, J = sys.closure(q)
     assert np.max(np.abs(phi[:sys.n_row])) > 1e-2  # off the manifold
-    eps = 1e-6
-    fd = np.zeros_like(J)
-    for k in range(sys.n):
-        dq = np.zeros(sys.n)
-        dq[k] = eps
-        fd[:, k] = (sys.closure(q + dq)[0].copy() - sys.closure(q - dq)[0].copy()) / (2 * eps)
+    fd = closure_differences(sys, q)
     assert np.max(np.abs(J - fd)) <= 1e-8
     assert np.count_nonzero(np.abs(fd) > 1e-12) <= len(sys.ent_q)  # the pattern holds every non-zero
 
@@ -296,16 +238,8 @@ def test_mass_matrix_and_forces_equal_projected_absolute(model_fn, seed):
     model = model_fn()
     sys, a = RecursiveSpatialSystem(model), absolute(model)
     q, qd = random_state(sys, seed, scale=0.5)
-    qa, va, aa0 = sys.to_absolute(q, qd, np.zeros(sys.n))
-    B = sys.velocity_map(q)
-    a.update_kinematics(qa, va)
-    Mabs = dense_mass(a)
-    M = sys.mass_matrix(q)
-    Mp = B.T @ Mabs @ B
+    M, Mp, Q, Qp, _ = projected_absolute(sys, a, q, qd)
     assert np.max(np.abs(M - Mp)) <= 1e-12 * np.max(np.abs(Mp))
-    f = a.eval_forces(0.0, va, 0.0, 0.0, np.zeros(a.pattern.nnz)).ravel().copy()
-    Q = sys.generalized_forces(0.0, q, qd)
-    Qp = B.T @ (f - Mabs @ aa0.ravel())
     assert np.max(np.abs(Q - Qp)) <= 1e-12 * np.max(np.abs(Qp))
     if sys.nc == 0:
         qdd, _ = sys.accelerations(0.0, q, qd)
@@ -319,11 +253,7 @@ def test_accelerations_equal_absolute_index1_solution(model_fn, seed):
     """Body accelerations of the articulated-body pass with the cut rows' multipliers = the absolute KKT's
     ``[[M, Jᵀ], [J, 0]]`` (dense), at states on the closure manifold."""
     model = model_fn()
-    sys, a = spatial(model), absolute(model)
-    q, qd = manifold_state(sys, seed)
-    qdd, _ = sys.accelerations(0.0, q, qd)
-    qa, va, aa = sys.to_absolute(q, qd, qdd)
-    ref = absolute_accelerations(a, qa, va)
+    aa, ref = accelerations_against_absolute(spatial(model), absolute(model), seed)
     assert np.max(np.abs(aa - ref)) <= 1e-12 * np.max(np.abs(ref))
 
 
@@ -358,12 +288,8 @@ def test_chain64_through_spatial_and_planar_code():
     assert np.max(np.abs(sp.mass_matrix(q) - pl.mass_matrix(q))) <= 1e-12 * np.max(np.abs(pl.mass_matrix(q)))
     a_s, a_p = sp.accelerations(0.0, q, qd)[0].copy(), pl.accelerations(0.0, q, qd)[0].copy()
     assert np.max(np.abs(a_s - a_p)) <= 1e-12 * np.max(np.abs(a_p))
-    ss, sq = sp.initial_state(), pl.initial_state()
-    i_s, i_p = RecursiveRK4(sp, 1e-4), RecursiveRK4(pl, 1e-4)
-    err = 0.0
-    for _ in range(1000):
-        ss, sq = i_s.step(ss), i_p.step(sq)
-        err = max(err, float(np.max(np.linalg.norm(ss.q[:, :3] - sq.q[:, :3], axis=1))))
+    err, _, ss, _ = lockstep(RecursiveRK4(sp, 1e-4), RecursiveRK4(pl, 1e-4), sp.initial_state(), pl.initial_state(),
+                             1000)
     assert ss.q[-1, 2] < -0.04 and err <= 1e-12, err  # the free end has fallen g t² / 2
 
 
@@ -376,13 +302,8 @@ def test_chain_loop_through_spatial_and_planar_code():
     q, qd = manifold_state(pl, 16)
     a_s, a_p = sp.accelerations(0.0, q, qd)[0].copy(), pl.accelerations(0.0, q, qd)[0].copy()
     assert np.max(np.abs(a_s - a_p)) <= 1e-12 * np.max(np.abs(a_p))
-    ss, sq = sp.initial_state(), pl.initial_state()
-    i_s, i_p = RecursiveRK4(sp, 1e-4), RecursiveRK4(pl, 1e-4)
-    err = closure = 0.0
-    for _ in range(500):
-        ss, sq = i_s.step(ss), i_p.step(sq)
-        err = max(err, float(np.max(np.linalg.norm(ss.q[:, :3] - sq.q[:, :3], axis=1))))
-        closure = max(closure, sp.cut_point_error(ss.extra["recursive.q"]))
+    err, closure, _, _ = lockstep(RecursiveRK4(sp, 1e-4), RecursiveRK4(pl, 1e-4), sp.initial_state(),
+                                  pl.initial_state(), 500, sp.cut_point_error)
     assert err <= 1e-11 and closure <= 1e-9, (err, closure)
 
 
@@ -409,15 +330,8 @@ def run_both(model, t_end, h=1e-4):
     """Recursive RK4 (projected closure) and the absolute RK4 (coordinate partitioning) side by side: the largest
     centre-of-mass distance (m) over every step, the largest cut-point separation after every recursive step (m),
     and the final recursive state."""
-    sys, a = spatial(model), absolute(model)
-    ir, ia = RecursiveRK4(sys, h), make_integrator("rk4", a, h)
-    sr, sa = sys.initial_state(), a.initial_state()
-    err = closure = 0.0
-    for _ in range(round(t_end / h)):
-        sr, sa = ir.step(sr), ia.step(sa)
-        err = max(err, float(np.max(np.linalg.norm(sr.q[:, :3] - sa.q[:, :3], axis=1))))
-        closure = max(closure, sys.cut_point_error(sr.extra["recursive.q"]))
-    return err, closure, sr
+    sys = spatial(model)
+    return run_against_absolute(sys, model, t_end, h, sys.cut_point_error)
 
 
 @pytest.mark.parametrize("model_fn", [spatial_chain, floating_loop, rssr, lambda: rssr(universal=True)])
@@ -436,12 +350,7 @@ def test_abm_steps_the_spatial_system():
     sys, a = spatial(model), absolute(model)
     ir = RecursiveABM(sys, 1e-3, rtol=1e-9, atol=1e-12)
     ia = make_integrator("abm", a, 1e-3, rtol=1e-9, atol=1e-12)
-    sr, sa = sys.initial_state(), a.initial_state()
-    err = closure = 0.0
-    for _ in range(200):
-        sr, sa = ir.step(sr), ia.step(sa)
-        err = max(err, float(np.max(np.linalg.norm(sr.q[:, :3] - sa.q[:, :3], axis=1))))
-        closure = max(closure, sys.cut_point_error(sr.extra["recursive.q"]))
+    err, closure, _, _ = lockstep(ir, ia, sys.initial_state(), a.initial_state(), 200, sys.cut_point_error)
     assert err <= 1e-8 and closure <= 1e-9, (err, closure)
     assert ir.counters["substeps"] > 200 and len(ir.step_history) == ir.counters["substeps"]
 
@@ -535,15 +444,9 @@ def test_sprung_hull_one_second_conserves_energy():
 def test_simulation_steps_and_records_the_spatial_system(stepper):
     """``td.Simulation`` runs the spatial system with either recursive stepper and records its bodies' states and
     its force elements' series (the floating loop's spring-damper `hook`), the cut joint closed."""
-    import trackdyn as td
-
     model = floating_loop()
     sys = spatial(model)
-    cls, kw = (RecursiveRK4, {}) if stepper == "rk4" else (RecursiveABM, {"rtol": 1e-9, "atol": 1e-12})
-    sim = td.Simulation(model, integrator=cls, system=sys, step=1e-3 if stepper == "abm" else 1e-4,
-                        output_step=0.01, **kw)
-    r = sim.run(0.05)
-    assert r.status == "complete" and len(r.t) == 6
+    sim, r = simulate(model, sys, stepper)
     z = r["bar1.pos.z"]
     assert abs(z[-1] - z[0]) > 1e-3  # the loop moves
     L = r["hook.length"]
