@@ -522,6 +522,21 @@ def _recorded(script: str, record: str, *args) -> dict:
             "figures": json.loads((root / record).read_text(encoding="utf-8")), "mismatches": []}
 
 
+@producer("synthesis-cost", "docs/synthesis.md (Cost: robot-6x6 on the synthesis fidelity, explicit and "
+                           "explicit-implicit at their largest stable steps, against links; "
+                           "docs/synthesis/robot6x6_cost.json; a few minutes)")
+def synthesis_cost():
+    """`python bench/synthesis_robot6x6.py --t-end 2 --repeats 3 --json` into docs/synthesis/robot6x6_cost.json."""
+    root = HERE.parent
+    args = ["--t-end", "2", "--repeats", "3", "--json"]
+    out = subprocess.run([sys.executable, str(root / "bench" / "synthesis_robot6x6.py"), *args], capture_output=True,
+                         text=True, check=True)
+    rec = {"command": "python bench/synthesis_robot6x6.py " + " ".join(args),
+           **json.loads(out.stdout.strip().splitlines()[-1])}
+    (HERE / "synthesis" / "robot6x6_cost.json").write_text(json.dumps(rec, indent=1) + "\n", encoding="utf-8")
+    return {"command": rec["command"], "figures": rec, "mismatches": []}
+
+
 @producer("study-speedup", "docs/study/README.md and bench/README.md (a 12-point slice of the thesis's half-round "
                            "study on 1 and 2 workers: docs/study/speedup.json; a free machine, about 15 min)")
 def study_speedup():

@@ -3,7 +3,7 @@
 A wheeled vehicle (:class:`~trackdyn.spec.wheeled.WheeledVehicleSpec`) is built by the ``links`` fidelity's
 wheeled builder (:func:`~trackdyn.assembly.wheeled.build_wheeled_scenario`: the same bodies, joints, arm
 springs, point tyres and wheel motors), and stepped in joint coordinates by
-:class:`~trackdyn.formulations.synthesis.SynthesisStepper`: the chassis has its 6 dof, each unit (the arm on
+:class:`~trackdyn.integrators.synthesis.SynthesisStepper`: the chassis has its 6 dof, each unit (the arm on
 its pivot and the wheel on its axle) is a two-body chain subsystem reduced to an effective mass and force on
 the chassis (eq. 21-30 for a chain), one batch of small dense problems in compiled kernels.
 
@@ -14,7 +14,7 @@ Integrators (``scenario.integrator``):
 - ``synthesis-ab3``: the explicit model, AB3 on everything.
 
 Integrator options (``scenario.options`` without a dot): ``alpha``, ``newton_tol``, ``newton_max_iter``,
-``refresh_after`` (:class:`~trackdyn.formulations.synthesis.SynthesisStepper`). The recorded series are the
+``refresh_after`` (:class:`~trackdyn.integrators.synthesis.SynthesisStepper`). The recorded series are the
 ``links`` model's of the same vehicle (``chassis.*``, ``left.wheel[k].*``, ``left.arm[k].*``, the tyres', the
 motors', ``driver.*``) except the joints' reactions, which joint coordinates do not compute.
 
@@ -34,7 +34,8 @@ from ..contact.tyre import TerrainTyres
 from ..formulations._synthesis_kernels import chain_evaluate, chain_pose
 from ..formulations.absolute import ForceContext
 from ..formulations.contract import Build, FormulationInfo, register_formulation
-from ..formulations.synthesis import SCHEME_INTEGRATORS, SynthesisAbsoluteSystem, SynthesisStepper
+from ..formulations.synthesis import SynthesisAbsoluteSystem
+from ..integrators.synthesis import SCHEME_INTEGRATORS, SynthesisStepper
 from ..mbs._force_kernels import _add_element_forces, body_forces, rsda_eval
 from ..mbs._kernels import body_kinematics
 from ..mbs.forces import RSDABlock

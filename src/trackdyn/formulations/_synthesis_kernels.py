@@ -21,7 +21,7 @@ import numba as nb
 import numpy as np
 
 from ..contact.tyre import vertical_force
-from ..integrators._chart_kernels import chart_log, chart_rate
+from ..math._chart import chart_log, chart_rate
 from ..linsolve._dense_kernels import gauss_solve
 from ..math._kernels import quat_mul
 from ..mbs._kernels import advance_positions_dq, constraint_eval

@@ -14,7 +14,8 @@ import pytest
 
 from trackdyn.assembly.wheeled import build_wheeled_scenario
 from trackdyn.driver import PID
-from trackdyn.formulations.synthesis import ChainSynthesis, SynthesisStepper
+from trackdyn.formulations.synthesis import ChainSynthesis
+from trackdyn.integrators.synthesis import SynthesisStepper
 from trackdyn.math.quaternion import quat_from_axis_angle
 from trackdyn.mbs import Model, Revolute, RSDA
 from trackdyn.mbs.model import State
