@@ -50,9 +50,10 @@ def test_a_frame_needs_rigid_lower_rollers():
 
 def test_frame_spring_force_closed_form():
     """Two springs hold the moment about the pivot of the chassis side's weight (chassis, both sprockets, the
-    carrier rollers): F = g sum m (x - x_P) / (2 arm), the vertical spring's arm its x from the pivot."""
+    carrier rollers, the seat and its operator at the driver's position): F = g sum m (x - x_P) / (2 arm), the
+    vertical spring's arm its x from the pivot."""
     spec = S.get("crawler")
-    m = [(12920.0, 1.64), (2 * 60.0, 0.0), (2 * 20.0, 1.0), (2 * 20.0, 2.3)]
+    m = [(12845.0, 1.64), (2 * 60.0, 0.0), (2 * 20.0, 1.0), (2 * 20.0, 2.3), (75.0, 2.3)]
     expected = 9.81 * sum(mi * (x - 0.40) for mi, x in m) / (2 * (2.90 - 0.40))
     assert frame_spring_force(spec) == pytest.approx(expected, rel=1e-12)
     # assembled with that compression: free length = length + F / k
@@ -68,5 +69,7 @@ def test_frame_spring_force_closed_form():
 
 
 def test_massless_refuses_a_frame():
+    """The frame is refused by name (on the crawler without its seat, which the massless fidelity refuses
+    first)."""
     with pytest.raises(ValueError, match="frame"):
-        build_massless(S.get("crawler"))
+        build_massless(S.get("crawler").model_copy(update={"seat": None}))
