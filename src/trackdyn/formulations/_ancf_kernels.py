@@ -63,6 +63,7 @@ def cable_elastic(conn, q, length, EA, EI, gauss_x, gauss_w, Qe, Ke, energy, jac
     n_el = conn.shape[0]
     e = np.empty(12)
     H = np.empty((6, 6))   # Hessian of κ² in (g, h)
+    Mg, Mgh, Mh = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))  # the blocks' 3 x 3 matrices
     dk = np.empty(6)       # gradient of κ² in (g, h)
     g = np.empty(3)
     h = np.empty(3)
@@ -103,36 +104,54 @@ def cable_elastic(conn, q, length, EA, EI, gauss_x, gauss_w, Qe, Ke, energy, jac
                                                    + 0.5 * EI * (sx[nr] * dk[cr] + sxx[nr] * dk[3 + cr]))
                 continue
             # Hessian of κ² (derivation in the module docstring's terms)
+            p6 = -6.0 * pa / a_
+            p48 = 48.0 * pa / (a_ * a_)
             for i in range(3):
+                fg_i = 2.0 * b_ * g[i] - 2.0 * c_ * h[i]
+                pg_i = p6 * g[i]
                 for j in range(3):
                     dij = 1.0 if i == j else 0.0
-                    fg_i = 2.0 * b_ * g[i] - 2.0 * c_ * h[i]
                     fg_j = 2.0 * b_ * g[j] - 2.0 * c_ * h[j]
                     fh_j = 2.0 * a_ * h[j] - 2.0 * c_ * g[j]
                     fgg = 2.0 * b_ * dij - 2.0 * h[i] * h[j]
-                    pg_i = -6.0 * pa / a_ * g[i]
-                    pg_j = -6.0 * pa / a_ * g[j]
-                    pgg = -6.0 * pa / a_ * dij + 48.0 * pa / (a_ * a_) * g[i] * g[j]
+                    pg_j = p6 * g[j]
+                    pgg = p6 * dij + p48 * g[i] * g[j]
                     H[i, j] = fgg * pa + fg_i * pg_j + pg_i * fg_j + f * pgg
                     fgh = 4.0 * g[i] * h[j] - 2.0 * h[i] * g[j] - 2.0 * c_ * dij
                     H[i, 3 + j] = fgh * pa + pg_i * fh_j
                     H[3 + j, i] = H[i, 3 + j]
                     H[3 + i, 3 + j] = (2.0 * a_ * dij - 2.0 * g[i] * g[j]) * pa
-            # Q = -∫ [EA ε Bgᵀ g + ½ EI Bᵀ dk] ; K = -∫ [EA (Bgᵀ g gᵀ Bg + ε Bgᵀ Bg) + ½ EI Bᵀ H B]
+            # Q = -∫ [EA ε Bgᵀ g + ½ EI Bᵀ dk] ; K = -∫ [EA (Bgᵀ g gᵀ Bg + ε Bgᵀ Bg) + ½ EI Bᵀ H B]. In blocks of
+            # node pairs (n, m): K_nm = Σ_αβ S^α_n S^β_m M^αβ with S^x = sx, S^xx = sxx and the 3 x 3 matrices
+            # M^xx = EA (g gᵀ + ε I) + ½ EI H_gg, M^x,xx = ½ EI H_gh, M^xx,x = its transpose, M^xx,xx = ½ EI H_hh
+            # (36 products a block instead of the entries' own sums); K is symmetric (H is), so the blocks
+            # n <= m are computed and mirrored
+            for c in range(3):
+                for d in range(3):
+                    Mg[c, d] = EA * g[c] * g[d] + 0.5 * EI * H[c, d]
+                    Mgh[c, d] = 0.5 * EI * H[c, 3 + d]
+                    Mh[c, d] = 0.5 * EI * H[3 + c, 3 + d]
+                Mg[c, c] += EA * eps
             for nr in range(4):
                 for cr in range(3):
-                    r = 3 * nr + cr
-                    Qe[k, r] -= w * (EA * eps * sx[nr] * g[cr] + 0.5 * EI * (sx[nr] * dk[cr] + sxx[nr] * dk[3 + cr]))
-                    gr = sx[nr] * g[cr]
-                    for ns in range(4):
-                        ss, sss = sx[ns], sxx[ns]
+                    Qe[k, 3 * nr + cr] -= w * (EA * eps * sx[nr] * g[cr]
+                                               + 0.5 * EI * (sx[nr] * dk[cr] + sxx[nr] * dk[3 + cr]))
+            for nr in range(4):
+                for ns in range(nr, 4):
+                    a1 = w * sx[nr] * sx[ns]
+                    a2 = w * sx[nr] * sxx[ns]
+                    a3 = w * sxx[nr] * sx[ns]
+                    a4 = w * sxx[nr] * sxx[ns]
+                    for cr in range(3):
                         for cs in range(3):
-                            acc = EA * gr * ss * g[cs]
-                            if cr == cs:
-                                acc += EA * eps * sx[nr] * ss
-                            acc += 0.5 * EI * (sx[nr] * (ss * H[cr, cs] + sss * H[cr, 3 + cs])
-                                               + sxx[nr] * (ss * H[3 + cr, cs] + sss * H[3 + cr, 3 + cs]))
-                            Ke[k, r, 3 * ns + cs] -= w * acc
+                            acc = a1 * Mg[cr, cs] + a2 * Mgh[cr, cs] + a3 * Mgh[cs, cr] + a4 * Mh[cr, cs]
+                            Ke[k, 3 * nr + cr, 3 * ns + cs] -= acc
+        if jacobian:
+            for nr in range(4):
+                for ns in range(nr + 1, 4):
+                    for cr in range(3):
+                        for cs in range(3):
+                            Ke[k, 3 * ns + cs, 3 * nr + cr] = Ke[k, 3 * nr + cr, 3 * ns + cs]
         energy[k] = U
 
 
@@ -156,9 +175,9 @@ def cable_predict(q, qd, h, qp):
 
 @jit
 def cable_shift(conn, qd, h, Ke, Qe, theta, Q0):
-    """``Qe[k] = θ (Qe[k] - h ½(Ke[k] + Ke[k]ᵀ) ė_k) + (1 - θ) Q0[k]``: the elements' forces at a predicted
+    """``Qe[k] = θ (Qe[k] - h Ke[k] ė_k) + (1 - θ) Q0[k]``: the elements' forces at a predicted
     position ``q + h qd`` brought back to the step's start along the linearisation the Newton matrix holds
-    (the symmetric part of ``Ke``, as :func:`cable_scatter` puts there; ``ė_k`` the element's twelve
+    (``Ke`` is symmetric, the Hessian of the elastic energy: :func:`cable_elastic` mirrors it exactly; ``ė_k`` the element's twelve
     coordinate rates from ``qd``), weighted for the θ-method with the start's own forces ``Q0`` (not read
     when θ = 1)."""
     e = np.empty(12)
@@ -168,8 +187,8 @@ def cable_shift(conn, qd, h, Ke, Qe, theta, Q0):
                 e[6 * side + a] = qd[conn[k, side], a]
         for a in range(12):
             acc = 0.0
-            for b in range(12):
-                acc += 0.5 * (Ke[k, a, b] + Ke[k, b, a]) * e[b]
+            for b in range(12):  # Ke is symmetric (cable_elastic fills both triangles alike)
+                acc += Ke[k, a, b] * e[b]
             if theta == 1.0:
                 Qe[k, a] -= h * acc
             else:
@@ -191,16 +210,7 @@ def cable_scatter(elem_body, Qe, Ke, slot, cK, f, data):
             for c in range(a, 12):
                 sl = slot[k, a, c]
                 if sl >= 0:
-                    data[sl] -= cK * 0.5 * (Ke[k, a, c] + Ke[k, c, a])
-
-
-@jit
-def _cross(a, b):
-    out = np.empty(3)
-    out[0] = a[1] * b[2] - a[2] * b[1]
-    out[1] = a[2] * b[0] - a[0] * b[2]
-    out[2] = a[0] * b[1] - a[1] * b[0]
-    return out
+                    data[sl] -= cK * Ke[k, a, c]  # symmetric (cable_elastic)
 
 
 @jit
@@ -222,13 +232,16 @@ def joint_bending(pairs, q, qd, axis, theta0, k, c, F, K, D, Kv, theta):
     cx = np.empty(6)
     v = np.empty(6)
     H = np.empty((6, 6))
+    gi = np.empty(3)
+    gj = np.empty(3)
     # [a]x, constant over the pairs
     ax = np.zeros((3, 3))
     ax[0, 1], ax[0, 2], ax[1, 2] = -axis[2], axis[1], -axis[0]
     ax[1, 0], ax[2, 0], ax[2, 1] = axis[2], -axis[1], axis[0]
     for p in range(pairs.shape[0]):
-        gi = q[pairs[p, 0], 3:6].copy()
-        gj = q[pairs[p, 1], 3:6].copy()
+        for r in range(3):  # into the buffers: no allocation per pair
+            gi[r] = q[pairs[p, 0], 3 + r]
+            gj[r] = q[pairs[p, 1], 3 + r]
         s = axis[0] * (gi[1] * gj[2] - gi[2] * gj[1]) + axis[1] * (gi[2] * gj[0] - gi[0] * gj[2]) \
             + axis[2] * (gi[0] * gj[1] - gi[1] * gj[0])
         cc = gi[0] * gj[0] + gi[1] * gj[1] + gi[2] * gj[2]
@@ -237,11 +250,14 @@ def joint_bending(pairs, q, qd, axis, theta0, k, c, F, K, D, Kv, theta):
         d = th - theta0[p]
         d = (d + np.pi) % (2.0 * np.pi) - np.pi
         theta[p] = th
-        sa = _cross(gj, axis)   # ∂s/∂g_i
-        sb = _cross(axis, gi)   # ∂s/∂g_j
+        # ∂s/∂g_i = g_j × a, ∂s/∂g_j = a × g_i
+        sx[0] = gj[1] * axis[2] - gj[2] * axis[1]
+        sx[1] = gj[2] * axis[0] - gj[0] * axis[2]
+        sx[2] = gj[0] * axis[1] - gj[1] * axis[0]
+        sx[3] = axis[1] * gi[2] - axis[2] * gi[1]
+        sx[4] = axis[2] * gi[0] - axis[0] * gi[2]
+        sx[5] = axis[0] * gi[1] - axis[1] * gi[0]
         for r in range(3):
-            sx[r] = sa[r]
-            sx[3 + r] = sb[r]
             cx[r] = gj[r]
             cx[3 + r] = gi[r]
         for r in range(6):
