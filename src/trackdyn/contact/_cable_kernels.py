@@ -37,17 +37,17 @@ def _tanh_over(s, vs):
 def _react(f, R, b, F, rc):
     """The reaction ``-F`` (world) at the world arm ``rc`` from body ``b``'s centre: ``f[b, :3] -= F``, and the
     body-frame moment ``s̄ × (Rᵀ(-F))`` with ``s̄ = Rᵀ rc``."""
-    Fb = np.zeros(3)
-    sb = np.zeros(3)
-    for i in range(3):
-        for c in range(3):
-            Fb[i] -= R[b, c, i] * F[c]
-            sb[i] += R[b, c, i] * rc[c]
+    F0 = -(R[b, 0, 0] * F[0] + R[b, 1, 0] * F[1] + R[b, 2, 0] * F[2])
+    F1 = -(R[b, 0, 1] * F[0] + R[b, 1, 1] * F[1] + R[b, 2, 1] * F[2])
+    F2 = -(R[b, 0, 2] * F[0] + R[b, 1, 2] * F[1] + R[b, 2, 2] * F[2])
+    s0 = R[b, 0, 0] * rc[0] + R[b, 1, 0] * rc[1] + R[b, 2, 0] * rc[2]
+    s1 = R[b, 0, 1] * rc[0] + R[b, 1, 1] * rc[1] + R[b, 2, 1] * rc[2]
+    s2 = R[b, 0, 2] * rc[0] + R[b, 1, 2] * rc[1] + R[b, 2, 2] * rc[2]
     for i in range(3):
         f[b, i] -= F[i]
-    f[b, 3] += sb[1] * Fb[2] - sb[2] * Fb[1]
-    f[b, 4] += sb[2] * Fb[0] - sb[0] * Fb[2]
-    f[b, 5] += sb[0] * Fb[1] - sb[1] * Fb[0]
+    f[b, 3] += s1 * F2 - s2 * F1
+    f[b, 4] += s2 * F0 - s0 * F2
+    f[b, 5] += s0 * F1 - s1 * F0
 
 
 @jit
@@ -90,6 +90,16 @@ def cable_contact(elem_body, pt_s, pt_sx, sign, top, bottom, pos, vel, R, omega_
     Kx = np.zeros((3, 3))
     Kv = np.zeros((3, 3))
     a = np.zeros(3)
+    # the contacts' vectors, reused (no allocation per point or contact)
+    n = np.empty(3)
+    nF = np.empty(3)
+    rc = np.empty(3)
+    vr = np.empty(3)
+    vt = np.empty(3)
+    Fw = np.empty(3)
+    pb = np.empty(3)
+    C = np.empty(3)
+    rp = np.empty(3)
     for e in range(n_el):
         for p in range(n_pt):
             P[:] = 0.0
@@ -126,34 +136,38 @@ def cable_contact(elem_body, pt_s, pt_sx, sign, top, bottom, pos, vel, R, omega_
                 reach = wheel_radius[w] + top
                 if d >= reach or d < 1e-9:
                     continue
-                rp = np.array([r0, r1, r2])
-                n = rp / d
+                n[0], n[1], n[2] = r0 / d, r1 / d, r2 / d
                 # the inner face looks at the wheel: n_in = sign (t x a), n_in . n < 0
                 tn = math.sqrt(rx[0] ** 2 + rx[1] ** 2 + rx[2] ** 2)
-                nin = np.array([rx[1] * a[2] - rx[2] * a[1], rx[2] * a[0] - rx[0] * a[2],
-                                rx[0] * a[1] - rx[1] * a[0]]) * (sign / tn)
-                if nin[0] * n[0] + nin[1] * n[1] + nin[2] * n[2] >= 0.0:
+                st = sign / tn
+                nin0 = (rx[1] * a[2] - rx[2] * a[1]) * st
+                nin1 = (rx[2] * a[0] - rx[0] * a[2]) * st
+                nin2 = (rx[0] * a[1] - rx[1] * a[0]) * st
+                if nin0 * n[0] + nin1 * n[1] + nin2 * n[2] >= 0.0:
                     continue
                 delta = reach - d
                 # the contact point on the wheel's rim (the face touches the rim: the wheel rolls on it at its radius,
-                # not at the pin line's offset circle, which would slip by top/R of the speed)
-                xc = pos[bw] + ax * a + wheel_radius[w] * n
-                ow = omega_w[bw]
-                rc = xc - pos[bw]
-                vw = vel[bw] + np.array([ow[1] * rc[2] - ow[2] * rc[1], ow[2] * rc[0] - ow[0] * rc[2],
-                                         ow[0] * rc[1] - ow[1] * rc[0]])
-                vr = V - vw
+                # not at the pin line's offset circle, which would slip by top/R of the speed); rc its arm from the
+                # wheel's centre
+                for c in range(3):
+                    rc[c] = (pos[bw, c] + ax * a[c] + wheel_radius[w] * n[c]) - pos[bw, c]
+                ow0, ow1, ow2 = omega_w[bw, 0], omega_w[bw, 1], omega_w[bw, 2]
+                vr[0] = V[0] - (vel[bw, 0] + (ow1 * rc[2] - ow2 * rc[1]))
+                vr[1] = V[1] - (vel[bw, 1] + (ow2 * rc[0] - ow0 * rc[2]))
+                vr[2] = V[2] - (vel[bw, 2] + (ow0 * rc[1] - ow1 * rc[0]))
                 vn = vr[0] * n[0] + vr[1] * n[1] + vr[2] * n[2]
                 k, cdamp, mu, vs = wheel_par[w, 0], wheel_par[w, 1], wheel_par[w, 2], wheel_par[w, 3]
                 fn = k * delta - cdamp * vn
                 if fn <= 0.0 or hits == wheel_hits.shape[2]:
                     continue
                 wheel_hits[e, p, hits] = bw
-                vt = vr - vn * n
+                for c in range(3):
+                    vt[c] = vr[c] - vn * n[c]
                 s = math.sqrt(vt[0] ** 2 + vt[1] ** 2 + vt[2] ** 2)
                 phi, dphis = _tanh_over(s, vs)
-                Fw = fn * n - mu * fn * phi * vt
-                F += Fw
+                for c in range(3):
+                    Fw[c] = fn * n[c] - mu * fn * phi * vt[c]
+                    F[c] += Fw[c]
                 for i in range(3):
                     wheel_force[w, i] -= Fw[i]
                     for j in range(3):
@@ -177,10 +191,9 @@ def cable_contact(elem_body, pt_s, pt_sx, sign, top, bottom, pos, vel, R, omega_
                 if hits == wheel_hits.shape[2]:
                     break
                 bs = sp_body[q]
-                dP = P - pos[bs]
-                pb = np.zeros(3)
+                dP0, dP1, dP2 = P[0] - pos[bs, 0], P[1] - pos[bs, 1], P[2] - pos[bs, 2]
                 for i in range(3):
-                    pb[i] = R[bs, 0, i] * dP[0] + R[bs, 1, i] * dP[1] + R[bs, 2, i] * dP[2]
+                    pb[i] = R[bs, 0, i] * dP0 + R[bs, 1, i] * dP1 + R[bs, 2, i] * dP2
                 if abs(pb[1]) > sp_par[q, 4]:
                     continue
                 n_t = sp_par[q, 0]
@@ -188,56 +201,66 @@ def cable_contact(elem_body, pt_s, pt_sx, sign, top, bottom, pos, vel, R, omega_
                 phi = math.atan2(pb[0], -pb[2])
                 kq = round((phi - sp_par[q, 3]) / pitch)
                 phik = sp_par[q, 3] + kq * pitch
-                cb = np.array([sp_par[q, 1] * math.sin(phik), pb[1], -sp_par[q, 1] * math.cos(phik)])
-                C = pos[bs] + R[bs] @ cb
-                a = np.array([R[bs, 0, 1], R[bs, 1, 1], R[bs, 2, 1]])
-                rp = P - C
-                rp = rp - (rp[0] * a[0] + rp[1] * a[1] + rp[2] * a[2]) * a
+                cb0, cb1, cb2 = sp_par[q, 1] * math.sin(phik), pb[1], -sp_par[q, 1] * math.cos(phik)
+                for c in range(3):
+                    C[c] = pos[bs, c] + (R[bs, c, 0] * cb0 + R[bs, c, 1] * cb1 + R[bs, c, 2] * cb2)
+                    a[c] = R[bs, c, 1]
+                for c in range(3):
+                    rp[c] = P[c] - C[c]
+                ra_ = rp[0] * a[0] + rp[1] * a[1] + rp[2] * a[2]
+                for c in range(3):
+                    rp[c] = rp[c] - ra_ * a[c]
                 d = math.sqrt(rp[0] ** 2 + rp[1] ** 2 + rp[2] ** 2)
                 Rarc = sp_par[q, 2]
                 if d < Rarc:  # in the gap: the concave arc pushes the pin back towards the arc's centre
                     delta = d + sp_par[q, 5] - Rarc
                     if delta <= 0.0 or d < 1e-12:
                         continue
-                    nF = -rp / d
-                    xc = C + Rarc * (rp / d)
+                    for c in range(3):
+                        nF[c] = -rp[c] / d
+                        rc[c] = (C[c] + Rarc * (rp[c] / d)) - pos[bs, c]  # the contact point's arm
                     # the gap is the arc's part inside the sprocket (within the tips' circle, or the arcs' centre
                     # circle without tips): beyond it the circle is open air, which a leaving pin must not meet
-                    rx_ = xc - pos[bs]
-                    ra = rx_ - (rx_[0] * a[0] + rx_[1] * a[1] + rx_[2] * a[2]) * a
+                    ra_ = rc[0] * a[0] + rc[1] * a[1] + rc[2] * a[2]
+                    ra0, ra1, ra2 = rc[0] - ra_ * a[0], rc[1] - ra_ * a[1], rc[2] - ra_ * a[2]
                     lim = sp_par[q, 6] if sp_par[q, 6] > 0.0 else sp_par[q, 1]
-                    if ra[0] ** 2 + ra[1] ** 2 + ra[2] ** 2 > lim * lim:
+                    if ra0 ** 2 + ra1 ** 2 + ra2 ** 2 > lim * lim:
                         continue
                     geo = -1.0 / d  # the concave arc turns nF the other way from a wheel
                 else:  # between gaps: the tooth tips (the addendum circle) push the pin outwards
                     Rtip = sp_par[q, 6]
-                    rp = P - pos[bs]
-                    rp = rp - (rp[0] * a[0] + rp[1] * a[1] + rp[2] * a[2]) * a
+                    for c in range(3):
+                        rp[c] = P[c] - pos[bs, c]
+                    ra_ = rp[0] * a[0] + rp[1] * a[1] + rp[2] * a[2]
+                    for c in range(3):
+                        rp[c] = rp[c] - ra_ * a[c]
                     d = math.sqrt(rp[0] ** 2 + rp[1] ** 2 + rp[2] ** 2)
                     delta = Rtip + sp_par[q, 5] - d
                     if Rtip <= 0.0 or delta <= 0.0 or d < 1e-12:
                         continue
-                    nF = rp / d
-                    xc = pos[bs] + Rtip * nF
+                    for c in range(3):
+                        nF[c] = rp[c] / d
+                        rc[c] = (pos[bs, c] + Rtip * nF[c]) - pos[bs, c]  # the contact point's arm
                     geo = 1.0 / d
-                ow = omega_w[bs]
-                rc = xc - pos[bs]
-                vw = vel[bs] + np.array([ow[1] * rc[2] - ow[2] * rc[1], ow[2] * rc[0] - ow[0] * rc[2],
-                                         ow[0] * rc[1] - ow[1] * rc[0]])
-                vr = V - vw
+                ow0, ow1, ow2 = omega_w[bs, 0], omega_w[bs, 1], omega_w[bs, 2]
+                vr[0] = V[0] - (vel[bs, 0] + (ow1 * rc[2] - ow2 * rc[1]))
+                vr[1] = V[1] - (vel[bs, 1] + (ow2 * rc[0] - ow0 * rc[2]))
+                vr[2] = V[2] - (vel[bs, 2] + (ow0 * rc[1] - ow1 * rc[0]))
                 vn = vr[0] * nF[0] + vr[1] * nF[1] + vr[2] * nF[2]
                 k, cdamp, mu, vs = sp_law[q, 0], sp_law[q, 1], sp_law[q, 2], sp_law[q, 3]
                 fn = k * delta - cdamp * vn
                 if fn <= 0.0:
                     continue
                 wheel_hits[e, p, hits] = bs
-                vt = vr - vn * nF
+                for c in range(3):
+                    vt[c] = vr[c] - vn * nF[c]
                 s_ = math.sqrt(vt[0] ** 2 + vt[1] ** 2 + vt[2] ** 2)
                 phi_t, dphis = _tanh_over(s_, vs)
-                Fs = fn * nF - mu * fn * phi_t * vt
-                F += Fs
+                for c in range(3):
+                    Fw[c] = fn * nF[c] - mu * fn * phi_t * vt[c]
+                    F[c] += Fw[c]
                 for i in range(3):
-                    sp_force[q, i] -= Fs[i]
+                    sp_force[q, i] -= Fw[i]
                     for j in range(3):
                         dij = 1.0 if i == j else 0.0
                         # ∂δ/∂P = -nF as for a wheel; nF's turn: ± f_n/d (I - n nᵀ - a aᵀ) (geo: + on the
@@ -249,14 +272,13 @@ def cable_contact(elem_body, pt_s, pt_sx, sign, top, bottom, pos, vel, R, omega_
                         Kv[i, j] += -cdamp * nF[i] * nF[j] - mu * fn * (phi_t * (dij - nF[i] * nF[j])
                                                                        + dphis * vt[i] * vt[j]) \
                             + mu * cdamp * phi_t * vt[i] * nF[j]
-                _react(f, R, bs, Fs, rc)
+                _react(f, R, bs, Fw, rc)
                 count += 1
                 hits += 1
             # the ground (flat, z = ground_z): the pads look down
             zb = P[2] - bottom
             if zb < ground_z and ground_par[0] > 0.0:
                 # n_in . z with a the lateral axis (``lat_axis_b`` in body ``lat_body``'s frame; -1: the world)
-                a = np.zeros(3)
                 for c in range(3):
                     a[c] = R[lat_body, c, 0] * lat_axis_b[0] + R[lat_body, c, 1] * lat_axis_b[1] \
                         + R[lat_body, c, 2] * lat_axis_b[2]
@@ -265,12 +287,13 @@ def cable_contact(elem_body, pt_s, pt_sx, sign, top, bottom, pos, vel, R, omega_
                     k, cdamp, mu, vs = ground_par[0], ground_par[1], ground_par[2], ground_par[3]
                     fn = k * (ground_z - zb) - cdamp * V[2]
                     if fn > 0.0:
-                        vt = np.array([V[0], V[1], 0.0])
+                        vt[0], vt[1], vt[2] = V[0], V[1], 0.0
                         s = math.sqrt(vt[0] ** 2 + vt[1] ** 2)
                         phi, dphis = _tanh_over(s, vs)
-                        Fg = np.array([-mu * fn * phi * vt[0], -mu * fn * phi * vt[1], fn])
-                        F += Fg
-                        ground_force -= Fg
+                        Fw[0], Fw[1], Fw[2] = -mu * fn * phi * vt[0], -mu * fn * phi * vt[1], fn
+                        for c in range(3):
+                            F[c] += Fw[c]
+                            ground_force[c] -= Fw[c]
                         Kx[2, 2] += -k
                         Kv[2, 2] += -cdamp
                         for i in range(2):
@@ -317,11 +340,12 @@ def cable_contact_scatter(elem_body, pt_s, Kpp, n_active, wheel_hits, Kw, vel, c
     ``Kxv`` (the cable bodies' ``s_i (-∂F/∂P) v_w`` and the wheel's ``-∂F/∂P (v_P - v_w)``) from
     ``wheel_hits`` (n_el, n_pt, n_hit_max) wheel bodies (-1: none), so the linearised right-hand side
     stays exact (ForceContext)."""
+    vP = np.empty(3)
     for e in range(elem_body.shape[0]):
         for p in range(pt_s.shape[0]):
             if n_active[e, p] == 0:
                 continue
-            vP = np.zeros(3)
+            vP[:] = 0.0
             for i in range(4):
                 for c in range(3):
                     vP[c] += pt_s[p, i] * vel[elem_body[e, i], c]
