@@ -14,8 +14,21 @@ constraints: ``C(q_ref ⊕ x, t) = 0`` for ``x_D`` by a chord Newton iteration
 with ``J_D`` factored at ``q_ref``, then ``J v = −∂C/∂t`` for ``v_D``. The
 constraints hold to ``constraint_tol`` at every stage, with no parameter to
 tune; the scheme's order is that of the ODE in the independent coordinates.
-The split is re-chosen when the chord iteration fails or the pivots of ``J_D``
-degrade by a factor 1e3 since the split was chosen.
+
+That order holds only while the split stays well conditioned: near a fold of
+the constraint manifold in the independent coordinates (a rocker at its
+extreme angle, a pendulum's x at the horizontal) the dependent coordinates
+become a square-root function of the independent ones, the derivatives of the
+ODE in ``(x_I, v_I)`` grow without bound and so does the scheme's error
+constant, while the residuals the solves leave are amplified by ``J_D⁻¹``.
+So whenever ``J_D`` is refactored the sensitivity ``S = J_D⁻¹ J_I``
+(``∂x_D/∂x_I``) is checked, and while an entry ``|S_ij|`` exceeds
+``max_sensitivity`` the dependent coordinate ``i`` and the independent one
+``j`` are swapped; each swap multiplies ``|det J_D|`` by ``|S_ij|`` (Cramer's
+rule), so the swaps end, on a split whose ``|S_ij| ≤ max_sensitivity``
+(a quasi-maximal-volume ``J_D``, as in the maxvol algorithm of Goreinov et
+al. 2010). The split is re-chosen from scratch (QR with column pivoting) when
+a solve fails twice.
 
 :class:`Baumgarte`. All coordinates are integrated; the acceleration
 constraint is replaced by ``C̈ + 2ξω Ċ + ω² C = 0``, i.e. γ by
@@ -100,16 +113,22 @@ class CoordinatePartitioning:
         Chord iterations per solve before the solve is declared failed.
     refactor_after : int
         Iterations of a solve above which ``J_D`` is refactored at the next step.
+    max_sensitivity : float
+        Largest ``|(J_D⁻¹ J_I)_ij|`` (``∂x_D/∂x_I``, in the coordinates' units) a split may show when ``J_D``
+        is refactored before two coordinates are swapped (> 1; default 1.2).
     """
 
     name = "partitioning"
 
-    def __init__(self, scheme, tol=1e-12, max_iter=12, refactor_after=3):
+    def __init__(self, scheme, tol=1e-12, max_iter=12, refactor_after=3, max_sensitivity=1.2):
         self.scheme = scheme
         self.system = s = scheme.system
         self.tol = float(tol)
         self.max_iter = int(max_iter)
         self.refactor_after = int(refactor_after)
+        self.max_sensitivity = float(max_sensitivity)
+        if not self.max_sensitivity > 1.0:
+            raise ValueError(f"coordinate partitioning: max_sensitivity must be > 1, got {max_sensitivity!r}")
         nb_, nc = s.nb, s.nc
         self.nd, self.nc = 6 * nb_, nc
         if nc > 6 * nb_:
@@ -119,7 +138,6 @@ class CoordinatePartitioning:
         self.independent = np.arange(self.nd)
         self.lu = None
         self.stale = True
-        self._pivot_ratio0 = None
         # (row, local column) of every stored Jacobian entry and its global column
         rr, kk, cc = [], [], []
         for r in range(nc):
@@ -136,7 +154,7 @@ class CoordinatePartitioning:
         self._cv = np.zeros(nc)
         self.n_partitions = 0
         counters = scheme.counters
-        for key in ("partitions", "partition_factorizations", "partition_iterations"):
+        for key in ("partitions", "partition_swaps", "partition_factorizations", "partition_iterations"):
             counters[key] = 0
 
     # ------------------------------------------------------------------ split
@@ -171,46 +189,74 @@ class CoordinatePartitioning:
         self.scheme.counters["partitions"] = self.n_partitions
 
     def _factor(self):
-        """splu of J_D at the current ``system.J``; returns max/min |U_ii| (a cheap conditioning gauge)."""
+        """splu of J_D at the current ``system.J``; PartitionFailed if it is singular."""
         nc = self.nc
         JD = sp.csc_matrix((self.system.J.ravel()[self._d_flat], self._d_indices, self._d_indptr), shape=(nc, nc))
         try:
             self.lu = spla.splu(JD)
         except RuntimeError as err:  # exactly singular
             raise PartitionFailed(str(err)) from None
-        d = np.abs(self.lu.U.diagonal())
         self.scheme.counters["partition_factorizations"] += 1
         self.stale = False
-        return float(d.max() / d.min()) if d.min() > 0 else np.inf
+        d = np.abs(self.lu.U.diagonal())
+        if not (np.all(np.isfinite(d)) and d.min() > 0.0):
+            raise PartitionFailed("the dependent block is singular")
+
+    def sensitivity(self):
+        """``S = J_D⁻¹ J_I`` (nc, n_independent) from ``system.J`` and the current factorisation of J_D:
+        ``∂x_D/∂x_I`` of the split, rows in ``dependent`` order, columns in ``independent`` order."""
+        Jd = self._dense_jacobian()
+        return self.lu.solve(np.ascontiguousarray(Jd[:, self.independent]))
+
+    def _improve_split(self):
+        """Swap the dependent and the independent coordinate of the largest ``|S_ij|`` while it exceeds
+        ``max_sensitivity`` (each swap multiplies ``|det J_D|`` by it, so the loop ends)."""
+        if len(self.independent) == 0:
+            return
+        for _ in range(self.nd * self.nc + 1):
+            S = self.sensitivity()
+            i, j = divmod(int(np.argmax(np.abs(S))), S.shape[1])
+            if not abs(S[i, j]) > self.max_sensitivity:
+                return
+            dependent = self.dependent.copy()
+            dependent[i] = self.independent[j]
+            self.choose(dependent)
+            self._factor()
+            self.scheme.counters["partition_swaps"] += 1
+        raise PartitionFailed("the coordinate swaps did not end")  # |det J_D| grows at every swap: unreachable
 
     def refactor_at(self, t, q_ref, v_ref, repartition=False):
-        """Evaluate J at (t, q_ref), re-choose the split if asked (or if J_D degraded) and factor J_D."""
+        """Evaluate J at (t, q_ref) and factor J_D, re-choosing the split by QR when asked, at the first call
+        or when J_D is singular; then swap coordinates until the split's sensitivity is at most
+        ``max_sensitivity``."""
         s = self.system
         s.update_kinematics(q_ref, v_ref)
         s.update_drivers(t)
         s.eval_constraints(want_gamma=False)
+        if not repartition and self.lu is not None:
+            try:
+                self._factor()
+            except PartitionFailed:
+                repartition = True
         if repartition or self.lu is None:
             self.choose()
-            ratio = self._factor()
-            if not np.isfinite(ratio):
-                raise PartitionFailed("the dependent block is singular after choosing the split")
-            self._pivot_ratio0 = ratio
-            return
-        ratio = self._factor()
-        if not np.isfinite(ratio) or ratio > 1e3 * self._pivot_ratio0:
-            self.refactor_at(t, q_ref, v_ref, repartition=True)
+            try:
+                self._factor()
+            except PartitionFailed:
+                raise PartitionFailed("the dependent block is singular after choosing the split") from None
+        self._improve_split()
 
     def use_split(self, dependent, t, q, v):
         """Impose a split (column indices ``6 body + k`` of the dependent coordinates) at the pose (t, q).
 
-        For experiments and tests; the split is still replaced when it degrades.
+        For experiments and tests; the split is still improved at the next refactorisation of J_D.
         """
         s = self.system
         s.update_kinematics(q, v)
         s.update_drivers(t)
         s.eval_constraints(want_gamma=False)
         self.choose(dependent)
-        self._pivot_ratio0 = self._factor()
+        self._factor()
 
     def begin_step(self, t, q_ref, v_ref):
         """Factor J_D at the step's start when there is none or the last solves converged slowly."""
