@@ -165,15 +165,20 @@ class RecursiveBase:
         self.drv_acc = np.zeros(self.n_drv)
         return np.array([d[0] for d in drv], dtype=np.int64)
 
-    def _init_force_elements(self, model: Model) -> None:
-        """Force elements (and markers, for recording) are evaluated by an absolute system on the absolute states."""
+    def _init_force_elements(self, model: Model, providers=()) -> None:
+        """Force elements, force providers (contact, drivetrain) and markers (for recording) are evaluated by an
+        absolute system on the absolute states."""
         self._abs = None
-        self._has_forces = bool(model.forces)
+        providers = list(providers)
+        self._has_forces = bool(model.forces or providers)
+        self.stateful_forces = bool(providers)
+        self._step_state, self._step_h = None, 0.0
         self.blocks, self.providers = [], []
-        if model.forces or model.markers:
+        if model.forces or model.markers or providers:
             from .absolute import AbsoluteSystem
 
-            self._abs = AbsoluteSystem(model, remove_redundant=False)
+            # "diagonal": the pattern is never factorised here (the providers only need one to bind)
+            self._abs = AbsoluteSystem(model, remove_redundant=False, providers=providers, coupling="diagonal")
             self._abs_data = np.zeros(self._abs.pattern.nnz)
             self.blocks, self.providers = self._abs.blocks, self._abs.providers
 
@@ -232,7 +237,10 @@ class RecursiveBase:
         self._absolute_from_kinematics(self._zero_force)
         s.update_kinematics(self.q_abs, self.v_abs)
         self._abs_data[:] = 0.0
-        s.eval_forces(t, self.v_abs, 0.0, 0.0, self._abs_data)
+        if self.stateful_forces and self._step_state is None:
+            raise ValueError("recursive formulation: force providers need the step's state; call begin_step first "
+                             "(the recursive steppers do)")
+        s.eval_forces(t, self.v_abs, 0.0, 0.0, self._abs_data, state=self._step_state, h=self._step_h)
         f = s.f
         self.f[:] = f
         return f
@@ -384,8 +392,37 @@ class RecursiveBase:
         if self._abs is not None and elements:
             self._abs.evaluate_outputs(state, elements=True)
 
+    def begin_step(self, state: State, h: float) -> None:
+        """The state a step starts from and its size, s, for the force providers (called by the steppers before a
+        step's first evaluation). Every evaluation of the step hands them this state (contact history in its
+        ``extra``, the driver's memory: a driver decides once per step from it, as in the absolute steppers) and
+        ``h`` (the contact's tangential spring acts on its history plus ``h`` times the slip velocity of the
+        evaluation, the look-ahead of the absolute steppers). Without providers it does nothing."""
+        if self.stateful_forces:
+            self._step_state, self._step_h = state, float(h)
+
     def commit(self, state: State) -> None:
-        """Nothing is staged between steps (no contact history yet)."""
+        """Let the force providers write their staged history (contact, driver memory) into an accepted state; the
+        last evaluation must be the one at that state (the steppers' end-of-step evaluation)."""
+        if self._abs is not None:
+            self._abs.commit(state)
+
+    def _provider_start(self, q, qd) -> dict:
+        """The providers' initial ``extra`` (contact history, driver memory), with a start state set for the first
+        evaluation (:meth:`begin_step` with h = 0)."""
+        if not self.stateful_forces:
+            return {}
+        extra = {}
+        for prov in self.providers:
+            extra.update(prov.initial_extra())
+        qa, va, _ = self.to_absolute(q, qd)
+        self.begin_step(State(0.0, qa, va, np.zeros(self.nc), np.zeros_like(va), dict(extra)), 0.0)
+        return extra
+
+    def project_velocities(self, state: State) -> State:
+        """``state`` itself: the initial state's joint rates are fitted to the model's velocities and projected
+        on ``Φ_q q̇ = 0`` already (:meth:`initial_state`), so a rolling start needs no further projection."""
+        return state
 
     def kinetic_energy(self, q, qd) -> float:
         return float(0.5 * qd @ self.mass_times(q, qd))

@@ -115,7 +115,7 @@ class RecursiveSpatialSystem(RecursiveBase):
 
     joint_reactions = True
 
-    def __init__(self, model: Model, redundant_tol: float = 1e-9):
+    def __init__(self, model: Model, redundant_tol: float = 1e-9, providers=()):
         joints = self._init_bodies(model)
         nb_ = self.nb
         self.gravity = model.gravity.copy()
@@ -198,7 +198,7 @@ class RecursiveSpatialSystem(RecursiveBase):
         self.joint_point_b = np.array([jt._point_b for jt in joints], dtype=float).reshape(-1, 3)
         self._react_F = np.zeros((len(joints), 3))
         self._react_T = np.zeros((len(joints), 3))
-        self._init_force_elements(model)
+        self._init_force_elements(model, providers)
         # ---------------------------------------------------------------- buffers (reused every evaluation)
         self._init_buffers(n, nn, 6, m)
         self.pos = np.zeros((nn, 3))
@@ -389,17 +389,20 @@ class RecursiveSpatialSystem(RecursiveBase):
         return changed
 
     def initial_state(self) -> State:
-        """The model's initial pose (q = 0) with the joint rates fitted to its initial velocities, projected."""
+        """The model's initial pose (q = 0) with the joint rates fitted to its initial velocities, projected; with
+        force providers, their initial ``extra`` (contact history, driver memory)."""
         q, qd = self._initial_coordinates()
+        extra = self._provider_start(q, qd)
         qdd, lam = self.accelerations(0.0, q, qd)
-        return self.state(0.0, q, qd, qdd, lam, evaluated=True)
+        return self.state(0.0, q, qd, qdd, lam, extra, evaluated=True)
 
     def evaluate_outputs(self, state: State, elements: bool = True) -> None:
-        """Bring the force elements' and markers' recorded outputs and the joints' reactions up to date with
-        ``state`` (its joint coordinates, accelerations and multipliers)."""
-        super().evaluate_outputs(state, elements)
+        """Bring the joints' reactions and the force elements', providers' and markers' recorded outputs up to date
+        with ``state`` (its joint coordinates, accelerations and multipliers). The reactions come first: an output
+        provider may read them (the links vehicle's shoe tensions, bound to this system)."""
         ex = state.extra
         self.joint_reaction_forces(state.t, ex["recursive.q"], ex["recursive.qd"], ex["recursive.qdd"], state.lam)
+        super().evaluate_outputs(state, elements)
 
     def joint_reaction_forces(self, t: float, q, qd, qdd, lam):
         """Reaction force and torque of every model joint on its second body, world frame, the torque about the

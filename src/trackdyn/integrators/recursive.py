@@ -106,8 +106,14 @@ class RecursiveRK4(Integrator):
         q0, v0 = _joint_coordinates(self.name, ex)
         clock = self._clock
         t_a = clock()
+        begin = getattr(s, "begin_step", None)
+        if begin is not None:
+            begin(state, h)
         tag = ex.get("recursive.t")
-        if tag is not None and float(tag[0]) == t and "recursive.qdd" in ex:
+        # forces that depend on the step's state (contact history, a driver's decision) change with it: the end
+        # point's accelerations, evaluated with the previous step's, are not this step's first stage
+        if (tag is not None and float(tag[0]) == t and "recursive.qdd" in ex
+                and not getattr(s, "stateful_forces", False)):
             a1 = ex["recursive.qdd"]
         else:
             a1 = s.accelerations(t, q0, v0)[0].copy()
@@ -252,6 +258,9 @@ class RecursiveABM(Integrator):
         clock = self._clock
         t_a = clock()
         t_end = state.t + self.h
+        begin = getattr(s, "begin_step", None)
+        if begin is not None:  # force providers advance their history once per returned step
+            begin(state, self.h)
         ht = ex.get("rabm.t")
         if ht is not None and float(ht[0]) == state.t and np.array_equal(ex["rabm.q"][0], q0):
             hist = (ht, ex["rabm.q"], ex["rabm.v"], ex["rabm.a"])

@@ -1,0 +1,172 @@
+"""The ``recursive`` fidelity (han-sander-mao): the links vehicle in relative joint coordinates with cut joints.
+
+The vehicle is the ``links`` fidelity's (:func:`~trackdyn.assembly.builder.build_vehicle`: the same bodies,
+joints, springs, contact shapes and drivetrain), written in relative joint coordinates by
+:class:`~trackdyn.formulations.recursive_spatial.RecursiveSpatialSystem`: the chassis is a free base (6
+coordinates), the suspension arms, wheels, idler carriers, sprockets and the seat hang from it as a tree; each
+track loop is a chain of shoe pins from a floating shoe, closed by one cut pin (2 independent rows: the loop is
+planar in its own plane). The forces -- the springs, the SMC contact of shoes, wheels and hull (explicit: no step
+matrix), the drivetrain -- are evaluated on the absolute body states by the system's embedded absolute
+formulation and projected on the joints (``Q = Bᵀ f``).
+
+Integrators (``scenario.integrator``):
+
+- ``recursive-rk4`` (default): classical RK4 on the joint coordinates, projected on the cut joints' closure
+  after every step (:class:`~trackdyn.integrators.recursive.RecursiveRK4`), at :data:`RECURSIVE_STEP`;
+- ``recursive-abm``: han-sander-mao's variable-step Adams-Bashforth-Moulton (rtol 1e-9 by default here,
+  :data:`ABM_OPTIONS`); each returned step (``scenario.step``) is one step of the force providers (the contact's
+  tangential history and the driver advance once per returned step, not per internal step).
+
+Integrator options (``scenario.options`` without a dot): ``closure_tol``, ``closure_max_iter``; with
+``recursive-abm`` also ``rtol``, ``atol``, ``order``, ``first_step``, ``max_step``.
+
+Refused by name: NSC contact and implicit contact (``contact.*``: the stepper is explicit, nothing enters a
+step matrix), the other fidelities' options, the absolute integrators (they step body coordinates through the
+KKT matrix this system does not have), a saddle-point solver other than ``direct``, prescribed sprocket speeds
+(the drivetrain's speed servo, 1e6 N m s/rad, is far beyond an explicit step) and wheeled vehicles.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..formulations.contract import Build, FormulationInfo, register_formulation
+from ..formulations.recursive_spatial import RecursiveSpatialSystem
+from ..integrators.recursive import RecursiveABM, RecursiveRK4
+from .builder import build_vehicle
+from .contact import vehicle_contact
+from .outputs import ShoeTensions
+from .placement import vehicle_drivetrain, vehicle_placement
+from .visuals import add_vehicle_visuals
+
+__all__ = ["RecursiveFormulation", "RECURSIVE_STEP", "RECURSIVE_INTEGRATORS", "ABM_OPTIONS"]
+
+#: The fidelity's default step (s), measured (docs/recursive.md, "The `recursive` vehicle fidelity"): the
+#: explicit RK4 with the explicit SMC contact runs the M113 and the crawler's settle and cruise at it.
+RECURSIVE_STEP = 5e-4
+#: the fidelity's steppers, by scenario name
+RECURSIVE_INTEGRATORS = {RecursiveRK4.name: RecursiveRK4, RecursiveABM.name: RecursiveABM}
+#: ``recursive-abm``'s options unless the scenario gives them: the paper's relative tolerance (han-sander-mao §3.6)
+ABM_OPTIONS = {"rtol": 1e-9}
+_COMMON_OPTIONS = ("closure_tol", "closure_max_iter")
+_ABM_ONLY = ("rtol", "atol", "order", "first_step", "max_step")
+#: option prefixes of the other fidelities (refused, naming their owner)
+_FOREIGN = {"massless.": "massless", "penalty.": "penalty", "bushing.": "bushing", "ancf.": "ancf"}
+
+
+def _brakes(driver) -> str:
+    """Why ``driver`` applies the brakes (held from the start, or scheduled), or "" when it never does by design.
+    A PID driver also brakes when it runs more than its dead band above the target speed; that is not refused."""
+    from ..driver import PID, Brake, FullThrottle, Scripted
+
+    if isinstance(driver, Brake):
+        return "the Brake driver holds the brakes for the whole run"
+    if isinstance(driver, (PID, FullThrottle)) and driver.delay > 0:
+        return f"{type(driver).__name__} holds the brakes for its delay of {driver.delay:g} s"
+    if isinstance(driver, Scripted) and not (isinstance(driver.braking, (int, float)) and driver.braking == 0):
+        return "the Scripted driver schedules braking"
+    return ""
+
+
+class RecursiveFormulation:
+    """``recursive``: the links vehicle in relative joint coordinates with cut joints (module docstring)."""
+
+    name = "recursive"
+    info = FormulationInfo(
+        models="the links vehicle (every shoe a rigid body on single pins) in relative joint coordinates: chassis "
+               "as free base, a tree through the running gear, each track loop closed by one cut pin; explicit SMC "
+               "contact; no implicit contact, no NSC",
+        cost="reduced", paper="han-sander-mao", default_step=RECURSIVE_STEP,
+        default_integrator=RecursiveRK4.name, integrators=tuple(RECURSIVE_INTEGRATORS),
+        option_prefixes=("contact.",), benchmark="", running_gear=("tracks",),
+        # measured against links on the M113 (tests/integration/test_conformance.py), recursive-rk4 at 5e-4 s,
+        # links at 5e-4 s: bump rise 0.6 mm lower (0.0581 against 0.0587 m), largest pitch 0.058 deg more, mean
+        # speed 0.008 m/s higher. No braked settle: its Brake driver is refused with recursive-rk4 (check)
+        conformance=(
+            ("bump", "rise_m", 1.5e-3,
+             "the same bodies, springs and contact laws in joint coordinates: the rise differs by the integrators "
+             "(RK4 without numerical damping against implicit Euler's first-order damping of the bounce the bump "
+             "excites) and by the contact acting explicitly from each stage instead of through the step matrix"),
+            ("bump", "pitch_max_deg", 0.12,
+             "as the rise: the same pitch response, integrated by RK4 (no numerical damping: a little more pitch) "
+             "and by implicit Euler (damping the 1-2 Hz pitch mode at 5e-4 s)"),
+            ("bump", "speed_mean_mps", 0.02,
+             "the same PID driver, engine map and sprocket teeth; the speed moves with the bump's resistance and "
+             "the chordal ripple, integrated with the two schemes' different errors and damping"),
+        ))
+
+    def defaults(self, options):
+        return self.info.default_integrator, self.info.default_step
+
+    def _options(self, sc) -> dict:
+        integrator = sc.integrator or self.info.default_integrator
+        out = {}
+        for k, v in dict(sc.options or {}).items():
+            if not isinstance(k, str):
+                raise ValueError(f"scenario.options[{k!r}]: option names are strings")
+            owner = next((o for p, o in _FOREIGN.items() if k.startswith(p)), None)
+            if owner is not None:
+                raise ValueError(f"scenario.options[{k!r}]: applies to the {owner} fidelity only, not to "
+                                 f"{self.name!r}")
+            if k == "contact.method":
+                if v != "smc":
+                    raise ValueError(f"scenario.options['contact.method'] = {v!r}: the {self.name!r} fidelity "
+                                     "steps smooth (SMC) contact only; NSC needs the absolute nsc-euler stepper "
+                                     "(use the links fidelity)")
+                continue
+            if k == "contact.implicit":
+                if v is not False and not (isinstance(v, np.bool_) and not v):
+                    raise ValueError(f"scenario.options['contact.implicit'] = {v!r}: the {self.name!r} fidelity's "
+                                     "steppers are explicit (no step matrix for the contact's stiffness); only "
+                                     "false is accepted")
+                continue
+            if k.startswith("contact."):
+                raise ValueError(f"scenario.options[{k!r}]: unknown contact option of the {self.name!r} fidelity; "
+                                 "it reads contact.method ('smc') and contact.implicit (false)")
+            allowed = _COMMON_OPTIONS + (_ABM_ONLY if integrator == RecursiveABM.name else ())
+            if k not in allowed:
+                raise ValueError(f"scenario.options[{k!r}]: not an option of {integrator!r} on the {self.name!r} "
+                                 f"fidelity; choose from {list(allowed)}")
+            out[k] = v
+        if integrator == RecursiveABM.name:
+            out = {**ABM_OPTIONS, **out}
+        return out
+
+    def check(self, sc) -> None:
+        if isinstance(sc.integrator, str) and sc.integrator not in RECURSIVE_INTEGRATORS:
+            raise ValueError(f"scenario.integrator = {sc.integrator!r}: the {self.name!r} fidelity steps joint "
+                             f"coordinates with its own {list(RECURSIVE_INTEGRATORS)}; the absolute integrators "
+                             "step body coordinates through a KKT matrix this system does not have")
+        if sc.solver != "direct":
+            raise ValueError(f"scenario.solver = {sc.solver!r}: the {self.name!r} fidelity solves its m x m "
+                             "cut-joint system directly; leave 'direct'")
+        self._options(sc)
+        braking = _brakes(sc.driver)
+        if braking and (sc.integrator or self.info.default_integrator) == RecursiveRK4.name:
+            raise ValueError(f"scenario.driver = {sc.driver!r}: {braking}; the brake's torque "
+                             "T_b tanh(ω / 0.05 rad/s) has a slope T_b / 0.05 rad/s (2e5 N m s/rad on the M113) on the "
+                             "sprocket's own inertia (1.5 kg m²), which the explicit recursive-rk4 resolves only below "
+                             "about 2e-5 s (at 5e-4 s it chatters, its torque flipping every step); use a driver that "
+                             "does not brake (Idle, PID or FullThrottle without delay) or integrator 'recursive-abm'")
+        if getattr(sc.driver, "kinematic", False):
+            raise ValueError(f"scenario.driver = {sc.driver!r}: a prescribed sprocket speed acts through the "
+                             "drivetrain's stiff speed servo, far beyond an explicit step; the "
+                             f"{self.name!r} fidelity takes torque drivers (PID, throttle, brake, idle)")
+
+    def build(self, sc) -> Build:
+        options = self._options(sc)
+        spec, terrain, geo, z0 = vehicle_placement(sc)
+        vm = build_vehicle(spec, origin=(sc.start_x, 0.0, z0), geometry=geo, speed=sc.speed)
+        add_vehicle_visuals(vm)
+        contact = vehicle_contact(vm, terrain, "smc", implicit=False)
+        m = vm.model
+        idx = {n: k for k, n in enumerate(m.body_names)}
+        drivetrain = vehicle_drivetrain(spec, idx, vm.sides, sc.driver)
+        tensions = ShoeTensions(vm.sides)
+        system = RecursiveSpatialSystem(m, providers=[contact, tensions, drivetrain, *vm.providers])
+        tensions.bind(system)  # the pins' reactions come from the recursive system (tree joints and cut pins)
+        integrator = RECURSIVE_INTEGRATORS[sc.integrator or self.info.default_integrator]
+        return Build(spec, vm, system, contact, drivetrain, integrator, options)
+
+
+register_formulation(RecursiveFormulation())
