@@ -548,15 +548,20 @@ class BushingFormulation(_CompliantPins):
         return None, PinTensions(vm.sides, names)
 
 
-#: the ancf fidelity's step (s): the largest of ``trackdyn bench apc-joints-stepsize``'s steps whose road wheels
-#: stay within 1 mm of the fidelity's own 1e-5 s run over 2 s at 25 rad/s (0.82 mm; 1.44 mm at 1e-4 s). The
-#: linearised Euler step moves the nodes along straight lines, so an element turning at ω gains a stretch
-#: (ω h)² / 2 a step, which its EA = 3.0e9 N would turn into a spurious axial force (234 kN at 25 rad/s and
-#: 5e-4 s); the cable's elastic force is therefore linearised about the step's predicted end
-#: (``CableForces(predictor=True)``), which removes it. What limits the step since is the chain's travel: the
-#: vehicle's forward position drifts from the reference first order in h, 3.5 times as fast as on links
-#: (docs/joints/ancf.md, "The step").
-ANCF_STEP = 5e-5
+#: the ancf fidelity's step (s) and integrator: the largest of ``trackdyn bench apc-joints-stepsize``'s steps whose
+#: road wheels stay within 1 mm of the fidelity's own 1e-5 s run over 2 s at 25 rad/s, on the linearised
+#: θ-method at θ = 1/2 (0.912 mm at 1e-4 s, 1.511 mm at 2e-4 s; the linearised Euler step needs 5e-5 s: 0.82 mm,
+#: 1.44 mm at 1e-4 s; ``python bench/apc_joints_stepsize_integrator.py --fidelity ancf --integrator
+#: theta-linearized --theta 0.5``, docs/joints/ancf.md "The step"). A linearised step moves the nodes along
+#: straight lines, so an element turning at ω gains a stretch (ω h)² / 2 a step, which its EA = 3.0e9 N would
+#: turn into a spurious axial force (234 kN at 25 rad/s and 5e-4 s); the cable's elastic force is therefore
+#: linearised about the step's predicted end (``CableForces(predictor=True)``), which removes it. What limits
+#: the step since is the chain's travel: the vehicle's forward position drifts from the reference first order
+#: in h (docs/joints/ancf.md, "The step").
+ANCF_STEP = 1e-4
+#: the ancf fidelity's integrator: the linearised θ-method at its default θ = 1/2 (the trapezoidal rule, one
+#: linear solve of the step matrix and one force evaluation at the step's start more than Euler's step)
+ANCF_INTEGRATOR = "theta-linearized"
 
 
 class AncfFormulation:
@@ -576,11 +581,12 @@ class AncfFormulation:
                "links' bending spring), axial dashpots; Kelvin-Voigt contact on points of the elements; flat and "
                "profile terrains",
         cost="compliant", paper="wallin-shabana-2013", default_step=ANCF_STEP,
-        default_integrator=COMPLIANT_INTEGRATOR, integrators=GENERIC_INTEGRATORS, option_prefixes=(PREFIX,),
+        default_integrator=ANCF_INTEGRATOR, integrators=GENERIC_INTEGRATORS, option_prefixes=(PREFIX,),
         benchmark="apc-joints", conformance_vehicle="apc", conformance=(
-            # measured against links on the APC, ancf at its 5e-5 s, links at its 5e-4 s
-            # (tests/integration/test_conformance.py): settle height 0.9 mm higher, pitch 0.038 deg, drift
-            # 0.0005 m/s; bump rise 1.3 mm lower, largest pitch 0.115 deg less, mean speed 0.052 m/s lower
+            # measured against links on the APC, ancf at its 1e-4 s on θ = 0.5, links at its 5e-4 s
+            # (tests/integration/test_conformance.py): settle height 0.89 mm higher, pitch 0.038 deg, drift
+            # 0.0005 m/s; bump rise 1.24 mm lower, largest pitch 0.111 deg less, mean speed 0.052 m/s lower (at
+            # 5e-5 s on Euler: 0.9 mm, 0.038 deg, 0.0005 m/s; 1.3 mm, 0.115 deg, 0.052 m/s)
             ("settle", "height_m", 0.004,
              "the same loop on four contact points per element instead of the shoes' plates and pads, each point "
              "carrying the law times the links' points it stands for: the chain sits on the wheels and the ground "
