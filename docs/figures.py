@@ -705,6 +705,24 @@ def apc_joints_stepsize():
     return {"command": r["command"], "figures": r, "mismatches": mism}
 
 
+@producer("apc-joints-cost", "docs/joints.md and docs/joints/ancf.md (the ancf fidelity's cost against links, both at "
+                             "1e-4 s, their largest steps within 1 mm; side by side, the segments alternating; "
+                             "docs/joints/cost_ancf_1e-4.json; about 3 min)")
+def apc_joints_cost():
+    """`python bench/apc_joints_cost.py --fidelities ancf --step 1e-4 --segments 8 --t-end 0.25` into
+    docs/joints/cost_ancf_1e-4.json."""
+    args = ["--fidelities", "ancf", "--step", "1e-4", "--segments", "8", "--t-end", "0.25",
+            "--json", "docs/joints/cost_ancf_1e-4.json"]
+    out = subprocess.run([sys.executable, "bench/apc_joints_cost.py", *args], capture_output=True, text=True,
+                         cwd=HERE.parent)
+    if out.returncode != 0:
+        raise RuntimeError(f"bench/apc_joints_cost.py: exit {out.returncode}: {out.stderr[-2000:]}")
+    r = json.loads((HERE / "joints" / "cost_ancf_1e-4.json").read_text(encoding="utf-8"))
+    ratio = {x["fidelity"]: x["ratio_to_links"] for x in r["runs"]}
+    return {"command": r["command"], "figures": {"wall_ratio_to_links": ratio,
+                                                 "cpu_ratio_median": r["cpu_ratio_median"]}, "mismatches": []}
+
+
 @producer("joints-study", "docs/joints.md (wallin-shabana-2013 Figs. 8-16 on the APC: the chassis, a link's path, "
                           "a pin's raw and 30 Hz filtered forces, the penalty deformation, the CPU-time table; "
                           "docs/joints/joints.json and the figures in docs/joints/; about 30 min)")
