@@ -42,6 +42,7 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+from threadpoolctl import threadpool_limits
 
 from ..mbs import _kernels as MK
 from ._chart_kernels import j_times
@@ -206,7 +207,10 @@ class CoordinatePartitioning:
         """``S = J_D⁻¹ J_I`` (nc, n_independent) from ``system.J`` and the current factorisation of J_D:
         ``∂x_D/∂x_I`` of the split, rows in ``dependent`` order, columns in ``independent`` order."""
         Jd = self._dense_jacobian()
-        return self.lu.solve(np.ascontiguousarray(Jd[:, self.independent]))
+        # one BLAS thread: the many-column solve is small, and threaded BLAS spends more time spinning on it
+        # (2-6 times the CPU time of the whole step on the sprung hull with its 130 independent columns)
+        with threadpool_limits(limits=1):
+            return self.lu.solve(np.ascontiguousarray(Jd[:, self.independent]))
 
     def _improve_split(self):
         """Swap the dependent and the independent coordinate of the largest ``|S_ij|`` while it exceeds
