@@ -207,8 +207,8 @@ class CoordinatePartitioning:
         """``S = J_D⁻¹ J_I`` (nc, n_independent) from ``system.J`` and the current factorisation of J_D:
         ``∂x_D/∂x_I`` of the split, rows in ``dependent`` order, columns in ``independent`` order."""
         Jd = self._dense_jacobian()
-        # one BLAS thread: the many-column solve is small, and threaded BLAS spends more time spinning on it
-        # (2-6 times the CPU time of the whole step on the sprung hull with its 130 independent columns)
+        # one BLAS thread: the many-column solve is small and threaded BLAS spins on it (the sprung hull's 130
+        # columns: 3.3 ms on one thread, 22-48 ms threaded, which made its steps 2.3-2.8 times dearer in CPU)
         with threadpool_limits(limits=1):
             return self.lu.solve(np.ascontiguousarray(Jd[:, self.independent]))
 
