@@ -20,6 +20,11 @@ Integrators (``scenario.integrator``):
 Integrator options (``scenario.options`` without a dot): ``closure_tol``, ``closure_max_iter``; with
 ``recursive-abm`` also ``rtol``, ``atol``, ``order``, ``first_step``, ``max_step``.
 
+The drivetrain's brake (``T_b tanh(ω / 0.05 rad/s)``, a slope of 2e5 N m s/rad at rest on the M113's 1.52 kg m²
+sprocket: explicit RK4 chatters above about 2e-5 s) is taken backward-Euler over the step on each sprocket's joint
+coordinate under ``recursive-rk4`` (:class:`_BrakeLaw`, ``RecursiveSpatialSystem(implicit_damping=...)``), so
+braking drivers run at :data:`RECURSIVE_STEP`.
+
 Refused by name: NSC contact and implicit contact (``contact.*``: the stepper is explicit, nothing enters a
 step matrix), the other fidelities' options, the absolute integrators (they step body coordinates through the
 KKT matrix this system does not have), a saddle-point solver other than ``direct``, prescribed sprocket speeds
@@ -28,11 +33,14 @@ KKT matrix this system does not have), a saddle-point solver other than ``direct
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..formulations.contract import Build, FormulationInfo, register_formulation
 from ..formulations.recursive_spatial import RecursiveSpatialSystem
 from ..integrators.recursive import RecursiveABM, RecursiveRK4
+from ..powertrain import BRAKE_SPEED
 from .builder import build_vehicle
 from .contact import vehicle_contact
 from .outputs import ShoeTensions
@@ -54,18 +62,25 @@ _ABM_ONLY = ("rtol", "atol", "order", "first_step", "max_step")
 _FOREIGN = {"massless.": "massless", "penalty.": "penalty", "bushing.": "bushing", "ancf.": "ancf"}
 
 
-def _brakes(driver) -> str:
-    """Why ``driver`` applies the brakes (held from the start, or scheduled), or "" when it never does by design.
-    A PID driver also brakes when it runs more than its dead band above the target speed; that is not refused."""
-    from ..driver import PID, Brake, FullThrottle, Scripted
+class _BrakeLaw:
+    """The drivetrain's brake, ``−braking_e T_b tanh(ω_s / BRAKE_SPEED)`` (:mod:`trackdyn.powertrain`), as the stiff
+    torque law :class:`RecursiveSpatialSystem` makes implicit on each sprocket's joint coordinate (its slope at
+    rest, T_b / 0.05 rad/s = 2e5 N m s/rad on the M113, against the sprocket's 1.52 kg m²). It reads the braking the
+    drivetrain's driver decided for the step (``drivetrain.braking``), so it follows every driver; the map's drive
+    torque stays explicit."""
 
-    if isinstance(driver, Brake):
-        return "the Brake driver holds the brakes for the whole run"
-    if isinstance(driver, (PID, FullThrottle)) and driver.delay > 0:
-        return f"{type(driver).__name__} holds the brakes for its delay of {driver.delay:g} s"
-    if isinstance(driver, Scripted) and not (isinstance(driver.braking, (int, float)) and driver.braking == 0):
-        return "the Scripted driver schedules braking"
-    return ""
+    axis_b = np.array([0.0, 1.0, 0.0])  # the drivetrain's sprocket speed is about the chassis's y axis
+
+    def __init__(self, drivetrain):
+        self.drivetrain = drivetrain
+        self.body = drivetrain.body  # (stator = chassis, rotor = sprocket) per element
+
+    def implicit_torque(self, e: int, ws: float):
+        b = float(self.drivetrain.braking[e]) * self.drivetrain.brake_torque
+        if b == 0.0:
+            return 0.0, 0.0
+        th = math.tanh(ws / BRAKE_SPEED)
+        return -b * th, -b * (1.0 - th * th) / BRAKE_SPEED
 
 
 class RecursiveFormulation:
@@ -81,7 +96,9 @@ class RecursiveFormulation:
         option_prefixes=("contact.",), benchmark="", running_gear=("tracks",),
         # measured against links on the M113 (tests/integration/test_conformance.py), recursive-rk4 at 5e-4 s,
         # links at 5e-4 s: bump rise 0.6 mm lower (0.0581 against 0.0587 m), largest pitch 0.058 deg more, mean
-        # speed 0.008 m/s higher. No braked settle: its Brake driver is refused with recursive-rk4 (check)
+        # speed 0.008 m/s higher. The braked settle runs since the brake is implicit on the sprockets' coordinates
+        # (tests/integration/test_recursive_vehicle.py: 1.2e-5 m, 0.0005 deg, 1.4e-4 m/s from links); its rows
+        # are not declared yet
         conformance=(
             ("bump", "rise_m", 1.5e-3,
              "the same bodies, springs and contact laws in joint coordinates: the rise differs by the integrators "
@@ -141,13 +158,6 @@ class RecursiveFormulation:
             raise ValueError(f"scenario.solver = {sc.solver!r}: the {self.name!r} fidelity solves its m x m "
                              "cut-joint system directly; leave 'direct'")
         self._options(sc)
-        braking = _brakes(sc.driver)
-        if braking and (sc.integrator or self.info.default_integrator) == RecursiveRK4.name:
-            raise ValueError(f"scenario.driver = {sc.driver!r}: {braking}; the brake's torque "
-                             "T_b tanh(ω / 0.05 rad/s) has a slope T_b / 0.05 rad/s (2e5 N m s/rad on the M113) on the "
-                             "sprocket's own inertia (1.5 kg m²), which the explicit recursive-rk4 resolves only below "
-                             "about 2e-5 s (at 5e-4 s it chatters, its torque flipping every step); use a driver that "
-                             "does not brake (Idle, PID or FullThrottle without delay) or integrator 'recursive-abm'")
         if getattr(sc.driver, "kinematic", False):
             raise ValueError(f"scenario.driver = {sc.driver!r}: a prescribed sprocket speed acts through the "
                              "drivetrain's stiff speed servo, far beyond an explicit step; the "
@@ -163,7 +173,11 @@ class RecursiveFormulation:
         idx = {n: k for k, n in enumerate(m.body_names)}
         drivetrain = vehicle_drivetrain(spec, idx, vm.sides, sc.driver)
         tensions = ShoeTensions(vm.sides)
-        system = RecursiveSpatialSystem(m, providers=[contact, tensions, drivetrain, *vm.providers])
+        # recursive-rk4 takes the brake backward-Euler on the sprockets' coordinates (its step h); recursive-abm
+        # resolves it with its own error control
+        rk4 = (sc.integrator or self.info.default_integrator) == RecursiveRK4.name
+        system = RecursiveSpatialSystem(m, providers=[contact, tensions, drivetrain, *vm.providers],
+                                        implicit_damping=[_BrakeLaw(drivetrain)] if rk4 else [])
         tensions.bind(system)  # the pins' reactions come from the recursive system (tree joints and cut pins)
         integrator = RECURSIVE_INTEGRATORS[sc.integrator or self.info.default_integrator]
         return Build(spec, vm, system, contact, drivetrain, integrator, options)

@@ -495,7 +495,8 @@ def _add_motion(H, j, nd, y, qdd, out):
 
 @jit
 def articulated_solve(node_parent, node_q, node_nd, H, r_pc, bias, vel, R, node_mass, node_inertia, node_force,
-                      gravity, tau, row_node, psi, gamma, drv_q, drv_acc, Ia, pA, Pl, U, Dinv, u0, ul, acc0, accl,
+                      gravity, tau, joint_damping,
+                      row_node, psi, gamma, drv_q, drv_acc, Ia, pA, Pl, U, Dinv, u0, ul, acc0, accl,
                       qdd0, qddl, G, rhs, work, qdd, lam, acc):
     """Joint accelerations and cut-joint multipliers in O(n m): Featherstone's articulated-body algorithm
     (han-sander-mao Table 1 in three dimensions) with the cut rows' loads carried as extra columns.
@@ -507,7 +508,9 @@ def articulated_solve(node_parent, node_q, node_nd, H, r_pc, bias, vel, R, node_
     row's ``psi`` carried down the subtree). Per joint: ``U = Ia H``,
     ``Dinv = (Hᵀ U)⁻¹`` (nd × nd), ``u0 = τ − Hᵀ (Ia D + pA)``,
     ``ul = −Hᵀ Pl``. Forward pass (eq. 18, then eq. 6): every acceleration
-    affine in λ. The rows' acceleration equations (eqs. 20-25)
+    affine in λ. ``joint_damping`` (n,) adds ``h c`` to a coordinate's pivot ``Hᵀ U`` (the joint's own damping
+    slope c, N m s/rad, made implicit over a step h: ``(M + h C) q̈ = Q + τ``, C diagonal; zeros leave the pass
+    as it was). The rows' acceleration equations (eqs. 20-25)
     ``Σ psi · Ẏ + gamma = 0`` are then ``G λ = rhs`` (m × m), solved by
     Gaussian elimination with partial pivoting. Driver rows follow the cut
     rows: row ``n_cut_rows + d`` acts on coordinate ``drv_q[d]`` as the joint
@@ -581,6 +584,8 @@ def articulated_solve(node_parent, node_q, node_nd, H, r_pc, bias, vel, R, node_
             kq = drv_q[d]
             if k0 <= kq < k0 + nd:
                 ul[kq, nrow + d] -= 1.0
+        for c in range(nd):
+            W[c, c] += joint_damping[k0 + c]
         if nd == 1:
             Dinv[j, 0, 0] = 1.0 / W[0, 0]
         elif nd > 0:
@@ -752,21 +757,24 @@ def to_absolute(node_body, pos, quat, R, vel, acc, q_abs, v_abs, a_abs):
 @jit
 def evaluate(q, qd, node_parent, joint_type, node_q, node_nd, joint_sp, joint_sc, joint_ax, node_c0, pos, quat, R,
              vel, bias, H, r_pc, row_type, row_node, row_si, row_sj, row_ai, row_aj, row_c, row_f, phi, psi, gamma,
-             node_mass, node_inertia, node_force, gravity, tau, drv_q, drv_acc, Ia, pA, Pl, U, Dinv, u0, ul, acc0,
+             node_mass, node_inertia, node_force, gravity, tau, joint_damping,
+             drv_q, drv_acc, Ia, pA, Pl, U, Dinv, u0, ul, acc0,
              accl, qdd0, qddl, G, rhs, work, qdd, lam, acc):
     """:func:`forward_kinematics`, :func:`cut_rows` and :func:`articulated_solve` at (q, q̇): one call."""
     forward_kinematics(q, qd, node_parent, joint_type, node_q, joint_sp, joint_sc, joint_ax, node_c0, pos, quat, R,
                        vel, bias, H, r_pc)
     cut_rows(row_type, row_node, row_si, row_sj, row_ai, row_aj, row_c, row_f, pos, R, vel, phi, psi, gamma)
     articulated_solve(node_parent, node_q, node_nd, H, r_pc, bias, vel, R, node_mass, node_inertia, node_force,
-                      gravity, tau, row_node, psi, gamma, drv_q, drv_acc, Ia, pA, Pl, U, Dinv, u0, ul, acc0, accl,
+                      gravity, tau, joint_damping,
+                      row_node, psi, gamma, drv_q, drv_acc, Ia, pA, Pl, U, Dinv, u0, ul, acc0, accl,
                       qdd0, qddl, G, rhs, work, qdd, lam, acc)
 
 
 @jit
 def rk4_step(h, q0, v0, a1, node_parent, joint_type, node_q, node_nd, joint_sp, joint_sc, joint_ax, node_c0, pos,
              quat, R, vel, bias, H, r_pc, row_type, row_node, row_si, row_sj, row_ai, row_aj, row_c, row_f, phi, psi,
-             gamma, node_mass, node_inertia, node_force, gravity, tau, drv_q, drv_acc, drv_stage_acc, Ia, pA, Pl, U,
+             gamma, node_mass, node_inertia, node_force, gravity, tau, joint_damping,
+             drv_q, drv_acc, drv_stage_acc, Ia, pA, Pl, U,
              Dinv, u0, ul, acc0, accl, qdd0, qddl, G, rhs, work, qdd, lam, acc, kq, kv, qs, vs, q_out, v_out):
     """One classical RK4 step of ``(q, q̇)`` in compiled code, ``a1`` the first stage's q̈ (given).
 
@@ -783,7 +791,8 @@ def rk4_step(h, q0, v0, a1, node_parent, joint_type, node_q, node_nd, joint_sp, 
             drv_acc[d] = drv_stage_acc[st, d]
         evaluate(qs, vs, node_parent, joint_type, node_q, node_nd, joint_sp, joint_sc, joint_ax, node_c0, pos, quat,
                  R, vel, bias, H, r_pc, row_type, row_node, row_si, row_sj, row_ai, row_aj, row_c, row_f, phi, psi,
-                 gamma, node_mass, node_inertia, node_force, gravity, tau, drv_q, drv_acc, Ia, pA, Pl, U, Dinv, u0,
+                 gamma, node_mass, node_inertia, node_force, gravity, tau, joint_damping,
+                 drv_q, drv_acc, Ia, pA, Pl, U, Dinv, u0,
                  ul, acc0, accl, qdd0, qddl, G, rhs, work, qdd, lam, acc)
         for j in range(n):
             kq[st, j] = vs[j]

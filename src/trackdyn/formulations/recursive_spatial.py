@@ -94,6 +94,14 @@ class RecursiveSpatialSystem(RecursiveBase):
     redundant_tol : float
         Relative size of a pivot of Φ_qᵀ's pivoted QR below which a cut row
         counts as dependent at the initial pose.
+    providers : sequence
+        Force providers (contact, drivetrain, outputs), evaluated by the
+        embedded absolute system on the absolute body states.
+    implicit_damping : sequence
+        Stiff torque laws taken backward-Euler over the step of
+        :meth:`begin_step` on their rotors' 1-dof joint coordinates (the
+        recursive fidelity's brake under ``recursive-rk4``; see
+        :meth:`accelerations` and :meth:`_init_implicit_damping`).
 
     Attributes
     ----------
@@ -115,7 +123,7 @@ class RecursiveSpatialSystem(RecursiveBase):
 
     joint_reactions = True
 
-    def __init__(self, model: Model, redundant_tol: float = 1e-9, providers=()):
+    def __init__(self, model: Model, redundant_tol: float = 1e-9, providers=(), implicit_damping=()):
         joints = self._init_bodies(model)
         nb_ = self.nb
         self.gravity = model.gravity.copy()
@@ -201,6 +209,8 @@ class RecursiveSpatialSystem(RecursiveBase):
         self._init_force_elements(model, providers)
         # ---------------------------------------------------------------- buffers (reused every evaluation)
         self._init_buffers(n, nn, 6, m)
+        self.joint_damping = np.zeros(n)
+        self._init_implicit_damping(implicit_damping)
         self.pos = np.zeros((nn, 3))
         self.quat = np.zeros((nn, 4))
         self.R = np.zeros((nn, 3, 3))
@@ -218,7 +228,123 @@ class RecursiveSpatialSystem(RecursiveBase):
             SK.evaluate, self.q_step, self.qd_step, self.node_parent, self.joint_type, self.node_q, self.node_nd,
             self.joint_sp, self.joint_sc, self.joint_ax, self.node_c0, self.pos, self.quat, self.R, self.vel,
             self.bias, self.H, self.r_pc, *self._row_args, self.node_mass, self.node_inertia, self.node_force,
-            self.gravity, self.tau, self.drv_q, self.drv_acc, *self._solve_bufs)
+            self.gravity, self.tau, self.joint_damping, self.drv_q, self.drv_acc, *self._solve_bufs)
+
+    # ------------------------------------------------------------------ implicit joint damping
+    def _init_implicit_damping(self, laws) -> None:
+        """The stiff torque laws made implicit on their rotors' joint coordinates (see :meth:`accelerations`).
+
+        A law has ``body`` (E, 2: stator and rotor body of each element), ``axis_b`` (3,: the axis of the
+        element's speed in the stator's frame) and ``implicit_torque(e, ws) -> (T, dT/dws)``: the stiff part of
+        element e's torque (N m, on the rotor about the axis, reacting on the stator) at the rotor's speed ``ws``
+        relative to the stator (rad/s), e.g. the drivetrain's brake. The rotor's tree joint must have one
+        coordinate and the stator must not hang below it (a unit rate of the joint then turns the rotor's subtree
+        only).
+        """
+        self._implicit = []
+        for law in laws:
+            ax = np.asarray(law.axis_b, dtype=float)
+            for e, (stator, rotor) in enumerate(np.asarray(law.body, dtype=np.int64)):
+                j = int(self.node_of_body[rotor])
+                if self.node_nd[j] != 1:
+                    raise ValueError(f"recursive formulation: implicit torque element {e} acts on body "
+                                     f"{self.body_names[rotor]!r}, whose tree joint has {self.node_nd[j]} "
+                                     "coordinates; implicit damping needs a 1-dof joint")
+                ns = int(self.node_of_body[stator]) if stator >= 0 else -1
+                nd = ns
+                while nd >= 0 and nd != j:
+                    nd = int(self.node_parent[nd])
+                if nd == j:
+                    raise ValueError(f"recursive formulation: implicit torque element {e}: its stator "
+                                     f"{self.body_names[stator]!r} hangs below its rotor's joint")
+                self._implicit.append((law, e, j, int(self.node_q[j]), ns, ax))
+        #: per coordinate: the secant slope c (N m s/rad) of the last evaluation's implicit torques, and h c
+        self.joint_damping_slope = np.zeros(self.n)
+        self.implicit_evaluations = 0  # evaluations that re-solved with a nonzero h c
+
+    def _implicit_slopes(self, h: float) -> bool:
+        """Fill ``joint_damping`` with ``h s² c`` per implicit element from the explicit solve just made (its q̈
+        and pivots): the backward-Euler speed change of the element's stiff torque over h, solved on the rotor's
+        coordinate alone, and c its secant slope. Returns whether any is nonzero."""
+        self.joint_damping[:] = 0.0
+        self.joint_damping_slope[:] = 0.0
+        any_ = False
+        for law, e, j, k, ns, ax in self._implicit:
+            ay = self.R[ns] @ ax if ns >= 0 else ax
+            w_s = self.vel[ns, 3:] if ns >= 0 else np.zeros(3)
+            s = float(ay @ self.H[j, 3:, 0])  # ∂ws/∂q̇_k
+            ws0 = float(ay @ (self.vel[j, 3:] - w_s))
+            D = 1.0 / self._Dinv[j, 0, 0]  # the coordinate's articulated pivot (explicit solve)
+            xe = float(self.qdd[k])
+            T0, dT0 = law.implicit_torque(e, ws0)
+            if s == 0.0 or (T0 == 0.0 and dT0 == 0.0):
+                continue
+            x = self._backward_euler_rate(law, e, ws0, T0, s, h, D, xe)
+            dws = s * h * x
+            if abs(dws) > 1e-12 * (abs(ws0) + 1e-3):
+                T1, _ = law.implicit_torque(e, ws0 + dws)
+                c = -(T1 - T0) / dws
+            else:
+                c = -dT0
+            c = max(c, 0.0)
+            self.joint_damping_slope[k] += s * s * c
+            self.joint_damping[k] += h * s * s * c
+            any_ = any_ or c > 0.0
+        return any_
+
+    @staticmethod
+    def _backward_euler_rate(law, e, ws0, T0, s, h, D, xe) -> float:
+        """The root x of ``g(x) = D (x − xe) − s (T(ws0 + s h x) − T0)``: the coordinate's acceleration with the
+        element's stiff torque taken at the end of a backward-Euler step h. g rises (g' = D − s² h T' ≥ D for a
+        law that brakes, T' ≤ 0), so the root is bracketed from xe and found by Newton steps kept inside the
+        bracket, bisecting when one leaves it (plain Newton cycles between the saturated ends of a tanh)."""
+        def g_of(x):
+            T, dT = law.implicit_torque(e, ws0 + s * h * x)
+            return D * (x - xe) - s * (T - T0), D - s * s * h * dT
+
+        ge, dge = g_of(xe)
+        if ge == 0.0:
+            return xe
+        step = abs(ge) / D
+        direction = 1.0 if ge < 0.0 else -1.0
+        other = xe + direction * step
+        for _ in range(200):
+            go, _ = g_of(other)
+            if go * ge <= 0.0:
+                break
+            step *= 2.0
+            other = xe + direction * step
+        lo, hi = (xe, other) if ge < 0.0 else (other, xe)
+        x, (g, dg) = xe, (ge, dge)
+        for _ in range(100):
+            xn = x - g / dg if dg > 0.0 else 0.5 * (lo + hi)
+            if not (lo < xn < hi):
+                xn = 0.5 * (lo + hi)
+            x = xn
+            g, dg = g_of(x)
+            if g < 0.0:
+                lo = x
+            else:
+                hi = x
+            if g == 0.0 or hi - lo <= 1e-14 * (abs(lo) + abs(hi)) + 1e-300 or abs(g) <= 1e-13 * D * (abs(x) + 1.0):
+                break
+        return x
+
+    def accelerations(self, t: float, q, qd, tau=None):
+        """Joint accelerations and multipliers (:meth:`RecursiveBase.accelerations`); with implicit torque laws
+        (``implicit_damping``) and a step h from :meth:`begin_step`, their stiff torques act backward-Euler over
+        h on their rotors' coordinates: the explicit pass, then each law's speed change over h solved on its
+        coordinate and the pass again with its secant slope c as joint damping, ``(M + h C) q̈ = Q + τ``
+        (docs/recursive.md, "The braked sprocket")."""
+        if not self._implicit:
+            return super().accelerations(t, q, qd, tau)
+        self.joint_damping[:] = 0.0  # the explicit pass first
+        qdd, lam = super().accelerations(t, q, qd, tau)
+        h = self._step_h
+        if h > 0.0 and self._implicit_slopes(h):
+            self._solve_call()
+            self.implicit_evaluations += 1
+        return qdd, lam
 
     # ------------------------------------------------------------------ rows
     def _set_rows(self, rows) -> None:
@@ -326,7 +452,8 @@ class RecursiveSpatialSystem(RecursiveBase):
             SK.rk4_step, h, self._rk_in[0], self._rk_in[1], self._rk_in[2], self.node_parent,
             self.joint_type, self.node_q, self.node_nd, self.joint_sp, self.joint_sc, self.joint_ax, self.node_c0,
             self.pos, self.quat, self.R, self.vel, self.bias, self.H, self.r_pc, *self._row_args, self.node_mass,
-            self.node_inertia, self.node_force, self.gravity, self.tau, self.drv_q, self.drv_acc, self._rk_drv,
+            self.node_inertia, self.node_force, self.gravity, self.tau, self.joint_damping, self.drv_q, self.drv_acc,
+            self._rk_drv,
             *self._solve_bufs, self._rk_k[0], self._rk_k[1], self._rk_s[0], self._rk_s[1], self._rk_out[0],
             self._rk_out[1])
 
