@@ -13,10 +13,10 @@ own 1e-5 s runs (``bench/apc_joints_stepsize_integrator.py``): 1e-4 s for both l
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 
+from trackdyn.io.results import write_json_atomic
 from trackdyn.testing import benchmarks  # noqa: F401  (imports the benchmark modules in their order)
 from trackdyn.testing.benchmarks_joints import apc_joints
 
@@ -41,9 +41,7 @@ def main(argv=None) -> dict:
               "cpu ratio", round(r["cpu_ratio_to_links"], 3), flush=True)
     print("segments' cpu ratio (median):", out.get("cpu_ratio_median"), flush=True)
     if a.json:
-        with open(a.json, "w", encoding="utf-8") as f:
-            json.dump(out, f, indent=1)
-            f.write("\n")
+        write_json_atomic(a.json, out)  # never half-written
     return out
 
 
