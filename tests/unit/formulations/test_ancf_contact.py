@@ -305,3 +305,34 @@ def test_a_pin_leaving_its_gap_outwards_is_free():
         s.update_kinematics(st.q, st.v)
         s.eval_forces(0.0, st.v, 0.0, 0.0, np.zeros(s.pattern.nnz), st)
         assert (np.linalg.norm(cc.sp_force) > 0) == held, r
+
+
+def test_a_cable_moving_with_the_wheels_rim_feels_no_slip_friction():
+    # a short element lying on top of a wheel spinning at ω about +y (rim speed ω R along +x at the top): the
+    # cable carried at ω R slips only by the rim's turn between its points (0.04 % of the friction here), a
+    # cable at rest slips at ω R; friction linear in the slip (v_s ≫ ω R). A wrong sign in the wheel's rim
+    # velocity makes the carried cable's friction twice the resting one's
+    R, top, w = 0.2, 0.01, 1.0
+    z = R + top - 5e-4
+    mesh = CableMesh.straight([0.01, 0, z], [-0.01, 0, z], 1, area=1e-3, inertia=1e-9)
+    m, cf, cc, s = _system(mesh, wheel_at=[0.0, 0.0, 0.0], radius=R, top=top, gravity=(0, 0, 0),
+                           law=(2e6, 0.0, 0.3, 10.0))
+    st = s.initial_state()
+    nodes_b = [s.body_names.index(n) for n in cf.node_names]
+    wheel = s.body_names.index("wheel")
+
+    def fx(spin, cable_speed):
+        v = st.v.copy()
+        v[wheel, 3:] = [0.0, spin, 0.0]
+        v[nodes_b, 0] = cable_speed
+        s.update_kinematics(st.q, v)
+        s.eval_forces(0.0, v, 0.0, 0.0, np.zeros(s.pattern.nnz), st)
+        assert cc.n_active.sum() >= 2
+        return cc.point_force[..., 0].sum()  # the contact's own force on the cable, along x
+
+    # without damping, the motion changes only the friction: the normal forces' own x part (the points off the
+    # top) is the force with nothing moving
+    still = fx(0.0, 0.0)
+    carried, resting = abs(fx(w, w * R) - still), abs(fx(w, 0.0) - still)
+    assert resting > 1.0  # about μ f_n tanh(ω R / v_s): 9 N
+    assert carried < 0.01 * resting, (carried, resting)
