@@ -58,9 +58,9 @@ SYNTHESIS_OPTIONS = ("alpha", "newton_tol", "newton_max_iter", "refresh_after", 
 
 
 @nb.njit(cache=True)
-def chain_full(q0, v0, th, thd, base, ch_body, ch_parent, ch_nb, ch_axis, ch_sp, ch_sc, ch_q0, q, v, pos, R, vel,
-               om, q_ext, mass, inertia, gravity, f, rs, rs_body, rs_Q, ty, ty_body, ty_Q, dr, dr_body, dr_Q, Meff,
-               Peff, Myq, Mqq, Pq, Jb, cb, a0, thdd, solve_base):
+def chain_full(q0, v0, th, thd, base, ch_body, ch_parent, ch_nb, ch_axis, ch_sp, ch_sc, ch_q0, ch_type, q, v, pos, R,
+               vel, om, q_ext, mass, inertia, gravity, f, rs, rs_body, rs_Q, ty, ty_body, ty_Q, dr, dr_body, dr_Q,
+               Meff, Peff, Myq, Mqq, Pq, Jb, cb, a0, thdd, solve_base):
     """One synthesis evaluation in one compiled call, for a model whose forces are gravity, one RSDA block
     (``rs``: :func:`trackdyn.mbs._force_kernels.rsda_eval`'s arguments), point tyres (``ty``:
     :func:`trackdyn.contact._tyre_kernels.tyre_batch`'s) and wheel motors (``dr``: the wheel drive kernel's,
@@ -71,7 +71,7 @@ def chain_full(q0, v0, th, thd, base, ch_body, ch_parent, ch_nb, ch_axis, ch_sp,
         q[base, k] = q0[k]
     for k in range(6):
         v[base, k] = v0[k]
-    chain_pose(q0, v0, th, thd, ch_body, ch_parent, ch_nb, ch_axis, ch_sp, ch_sc, ch_q0, q, v)
+    chain_pose(q0, v0, th, thd, ch_body, ch_parent, ch_nb, ch_axis, ch_sp, ch_sc, ch_q0, ch_type, q, v)
     body_kinematics(q, v, pos, R, vel, om)
     nb_ = q.shape[0]
     for b in range(nb_):
@@ -88,7 +88,7 @@ def chain_full(q0, v0, th, thd, base, ch_body, ch_parent, ch_nb, ch_axis, ch_sp,
     for e in range(dr_body.shape[0]):
         _add_element_forces(e, dr_body, dr_Q, f)
     chain_evaluate(q0, v0, th, thd, f, base, mass, inertia, ch_body, ch_parent, ch_nb, ch_axis, ch_sp, ch_sc,
-                   ch_q0, q, v, Meff, Peff, Myq, Mqq, Pq, Jb, cb, a0, thdd, solve_base)
+                   ch_q0, ch_type, q, v, Meff, Peff, Myq, Mqq, Pq, Jb, cb, a0, thdd, solve_base)
 
 
 

@@ -1000,26 +1000,34 @@ def _mtv(R, x):
 
 
 # ------------------------------------------------------------------------------------------ chain subsystems
-# A *chain subsystem* is a small open chain of up to NBS bodies hanging from the base, each on a revolute to its
-# parent in the chain (local index >= 0) or to the base (-1), in relative joint coordinates θ measured from a
-# massless virtual base welded to the base body (kim-2012 eq. 21-30 generalised from one body to a chain). Its
-# arrays, one row per subsystem i and one column per chain body j (parents before children):
+# A *chain subsystem* is a small open chain of up to NBS bodies hanging from the base, each on a revolute or a
+# prismatic joint to its parent in the chain (local index >= 0) or to the base (-1), in relative joint coordinates
+# θ measured from a massless virtual base welded to the base body (kim-2012 eq. 21-30 generalised from one body to
+# a chain). Its arrays, one row per subsystem i and one column per chain body j (parents before children):
 #   ch_body (n, NBS) model body index (-1 unused), ch_parent (n, NBS) local parent (-1 base), ch_nb (n) bodies,
-#   ch_axis (n, NBS, 3) joint axis in the parent's body frame, ch_sp / ch_sc (n, NBS, 3) the joint point in the
-#   parent's / the body's frame (from the centre of mass), ch_q0 (n, NBS, 4) the body's orientation relative to
-#   its parent at θ = 0 (a unit quaternion, scalar first).
-# θ = 0 is the model's assembled pose. The applied forces of every body (gravity, gyroscopic, force elements,
+#   ch_axis (n, NBS, 3) joint axis in the parent's body frame (a unit vector), ch_sp / ch_sc (n, NBS, 3) the
+#   joint point in the parent's / the body's frame (from the centre of mass) at θ = 0, ch_q0 (n, NBS, 4) the
+#   body's orientation relative to its parent at θ = 0 (a unit quaternion, scalar first), ch_type (n, NBS) the
+#   joint type (REVOLUTE: θ the angle about the axis, rad; PRISMATIC: θ the slide along the axis, m).
+# θ = 0 is the model's assembled pose. With a the axis and R_p, ω_p the parent's rotation and world angular
+# velocity, d_p = R_p s_p (revolute) or R_p (s_p + a θ) (prismatic) and d_c = R_c s_c (world):
+#   revolute   ρ_c = ρ_p ⊗ (cos θ/2, a sin θ/2) ⊗ ρ_rel0,  ω_c = ω_p + R_p a θ̇,
+#   prismatic  ρ_c = ρ_p ⊗ ρ_rel0,                       ω_c = ω_p,
+#   both       r_c = r_p + d_p − d_c,  ṙ_c = ṙ_p + ω_p × d_p − ω_c × d_c (+ R_p a θ̇, prismatic).
+# The applied forces of every body (gravity, gyroscopic, force elements,
 # providers) come in as f (nb, 6) = (world force, body-frame torque), the absolute formulation's own vector, so
 # the spring-dampers and motors between base, arm and wheel enter through the velocity transformation
 # (Q_θ = Σ b_jᵀ f_j) rather than as joint torques: the same numbers, without a second copy of the force laws.
 NBS = 4  # bodies per chain subsystem, at most
+REVOLUTE = 0  # ch_type: the joint of a chain body
+PRISMATIC = 1
 
 
 @nb.njit(cache=True)
-def chain_pose(q0, v0, th, thd, ch_body, ch_parent, ch_nb, ch_axis, ch_sp, ch_sc, ch_q0, q, v):
+def chain_pose(q0, v0, th, thd, ch_body, ch_parent, ch_nb, ch_axis, ch_sp, ch_sc, ch_q0, ch_type, q, v):
     """Absolute positions q (nb, 7) and velocities v (nb, 6) of every chain body from the base state (q0 (7),
-    v0 (6): (ṙ world, ω̄ body)) and the joint coordinates th, thd (n, NBS). The base's own row is the
-    caller's."""
+    v0 (6): (ṙ world, ω̄ body)) and the joint coordinates th, thd (n, NBS) (the section's joint kinematics).
+    The base's own row and the rows of bodies in no chain are the caller's."""
     Rp = np.empty((3, 3))
     Rb = np.empty((NBS, 3, 3))
     pos = np.empty((NBS, 3))
@@ -1051,8 +1059,12 @@ def chain_pose(q0, v0, th, thd, ch_body, ch_parent, ch_nb, ch_axis, ch_sp, ch_sc
             for k in range(4):
                 qp[k] = q0[3 + k] if p < 0 else qu[p, k]
             a = ch_axis[i, j]
-            s = math.sin(0.5 * th[i, j])
-            qa = (math.cos(0.5 * th[i, j]), s * a[0], s * a[1], s * a[2])
+            slide = ch_type[i, j] == PRISMATIC
+            if slide:
+                qa = (1.0, 0.0, 0.0, 0.0)
+            else:
+                s = math.sin(0.5 * th[i, j])
+                qa = (math.cos(0.5 * th[i, j]), s * a[0], s * a[1], s * a[2])
             qr = quat_mul(quat_mul((qp[0], qp[1], qp[2], qp[3]), qa),
                           (ch_q0[i, j, 0], ch_q0[i, j, 1], ch_q0[i, j, 2], ch_q0[i, j, 3]))
             nrm = math.sqrt(qr[0] ** 2 + qr[1] ** 2 + qr[2] ** 2 + qr[3] ** 2)
@@ -1061,15 +1073,19 @@ def chain_pose(q0, v0, th, thd, ch_body, ch_parent, ch_nb, ch_axis, ch_sp, ch_sc
                 tmp[3 + k] = qu[j, k]
             _quat_R(tmp, Rb[j])
             aw = _mv(Rp, a)
-            dp = _mv(Rp, ch_sp[i, j])
+            for k in range(3):
+                x1[k] = ch_sp[i, j, k] + a[k] * th[i, j] if slide else ch_sp[i, j, k]
+            dp = _mv(Rp, x1)
             dc = _mv(Rb[j], ch_sc[i, j])
             for k in range(3):
                 pos[j, k] = rp[k] + dp[k] - dc[k]
-                om[j, k] = wp[k] + aw[k] * thd[i, j]
+                om[j, k] = wp[k] if slide else wp[k] + aw[k] * thd[i, j]
             _cross(wp, dp, x1)
             _cross(om[j], dc, x2)
             for k in range(3):
                 vel[j, k] = vp[k] + x1[k] - x2[k]
+                if slide:
+                    vel[j, k] += aw[k] * thd[i, j]
             b = ch_body[i, j]
             for k in range(3):
                 q[b, k] = pos[j, k]
@@ -1115,12 +1131,22 @@ def chain_work(q0, v0):
 
 @nb.njit(cache=True)
 def chain_terms(i, q0, v0, th, thd, f, mass, inertia, ch_body, ch_parent, ch_nb, ch_axis, ch_sp, ch_sc, ch_q0,
-                Meff, Peff, Myq, Mqq, Pq, Jb, cb, q, v, wk):
+                ch_type, Meff, Peff, Myq, Mqq, Pq, Jb, cb, q, v, wk):
     """Chain subsystem i in joint coordinates (kim-2012 eq. 21-26 for a chain): the velocity transformation of
     every chain body, ``(ṙ_j, ω̄_j) = Jb[i, j] (Y0, θ̇)`` and acceleration ``Jb[i, j] (Ẏ0, θ̈) + cb[i, j]``, and
     from them M_yy, M_yq (6, nq), M_qq (nq, nq), P_y, P_q (eq. 24); adds M̆ = M_yy - M_yq M_qq⁻¹ M_yqᵀ (eq. 25)
     to Meff and P̆ = P_y - M_yq M_qq⁻¹ P_q (eq. 26) to Peff, and stores M_yq, M_qq and P_q for eq. 30.
-    Positions and velocities of the chain bodies are read from q, v (nb, 7), (nb, 6) (:func:`chain_pose`)."""
+    Positions and velocities of the chain bodies are read from q, v (nb, 7), (nb, 6) (:func:`chain_pose`).
+
+    Velocity products (every Ẏ0 and θ̈ zero; c_ω, c_a of the parent p and body j, world; a_w = R_p a,
+    d_p, d_c as in the section's note), from differentiating the joint's velocity once more:
+
+    - revolute: ``c_ω,j = c_ω,p + (ω_p × a_w) θ̇``,
+      ``c_a,j = c_a,p + c_ω,p × d_p + ω_p × (ω_p × d_p) − c_ω,j × d_c − ω_j × (ω_j × d_c)``;
+    - prismatic: ``ḋ_p = ω_p × d_p + a_w θ̇`` and ``(a_w θ̇)˙ = (ω_p × a_w) θ̇ + a_w θ̈``, so ``c_ω,j = c_ω,p``
+      and ``c_a,j`` is the revolute's plus the Coriolis term ``2 ω_p × a_w θ̇`` (one ``ω_p × a_w θ̇`` from
+      the turning of the slide's offset d_p, one from the turning of the slide direction a_w); the
+      Jacobian's θ̇ column is a_w in the translational rows and zero in the rotational ones."""
     nq = ch_nb[i]
     ncol = 6 + nq
     R0, w0, Jv, Jw, ca, cw, Rj, Rp, JvB, JwB, A, P, MJ, h, zero3, x, t1, y, t2, t3, t4, X, S, col = wk
@@ -1144,20 +1170,26 @@ def chain_terms(i, q0, v0, th, thd, f, mass, inertia, ch_body, ch_parent, ch_nb,
             wp = _mv(Rp, v[bp, 3:])
         _quat_R(q[b], Rj)
         wj = _mv(Rj, v[b, 3:])
+        slide = ch_type[i, j] == PRISMATIC
         aw = _mv(Rp, ch_axis[i, j])
-        dp = _mv(Rp, ch_sp[i, j])
+        for k in range(3):
+            x[k] = ch_sp[i, j, k] + ch_axis[i, j, k] * th[i, j] if slide else ch_sp[i, j, k]
+        dp = _mv(Rp, x)
         dc = _mv(Rj, ch_sc[i, j])
         for r in range(3):
             for c in range(ncol):
                 Jw[j, r, c] = Jwp[r, c]
                 Jv[j, r, c] = Jvp[r, c]
-            Jw[j, r, 6 + j] += aw[r]
+            if slide:
+                Jv[j, r, 6 + j] += aw[r]
+            else:
+                Jw[j, r, 6 + j] += aw[r]
         _skew_mul_add(dp, Jwp, Jv[j], -1.0, ncol)
         _skew_mul_add(dc, Jw[j], Jv[j], 1.0, ncol)
         # velocity-product accelerations (every Ẏ0 and θ̈ zero)
         _cross(wp, aw, x)
         for k in range(3):
-            cw[j, k] = cwp[k] + x[k] * thd[i, j]
+            cw[j, k] = cwp[k] if slide else cwp[k] + x[k] * thd[i, j]
         _cross(cwp, dp, t1)
         _cross(wp, dp, y)
         _cross(wp, y, t2)
@@ -1166,6 +1198,8 @@ def chain_terms(i, q0, v0, th, thd, f, mass, inertia, ch_body, ch_parent, ch_nb,
         _cross(wj, y, t4)
         for k in range(3):
             ca[j, k] = cap[k] + t1[k] + t2[k] - t3[k] - t4[k]
+            if slide:
+                ca[j, k] += 2.0 * x[k] * thd[i, j]  # Coriolis: 2 ω_p × (R_p a) θ̇
         # the body's rows in (ṙ world, ω̄ body): Jb and cb
         m = mass[b]
         I = inertia[b]
@@ -1268,7 +1302,7 @@ def chain_recover(a0, ch_nb, Myq, Mqq, Pq, thdd):
 
 @nb.njit(cache=True)
 def chain_evaluate(q0, v0, th, thd, f, base, mass, inertia, ch_body, ch_parent, ch_nb, ch_axis, ch_sp, ch_sc,
-                   ch_q0, q, v, Meff, Peff, Myq, Mqq, Pq, Jb, cb, a0, thdd, solve_base):
+                   ch_q0, ch_type, q, v, Meff, Peff, Myq, Mqq, Pq, Jb, cb, a0, thdd, solve_base):
     """Joint-coordinate synthesis of a free base with chain subsystems at one instant: every subsystem's
     M̆, P̆ (eq. 25-26), the base equation (eq. 28; ``solve_base`` 0 skips it and keeps a0) and every θ̈
     (eq. 30)."""
@@ -1277,7 +1311,7 @@ def chain_evaluate(q0, v0, th, thd, f, base, mass, inertia, ch_body, ch_parent, 
     wk = chain_work(q0, v0)
     for i in range(ch_nb.shape[0]):
         chain_terms(i, q0, v0, th, thd, f, mass, inertia, ch_body, ch_parent, ch_nb, ch_axis, ch_sp, ch_sc, ch_q0,
-                    Meff, Peff, Myq, Mqq, Pq, Jb, cb, q, v, wk)
+                    ch_type, Meff, Peff, Myq, Mqq, Pq, Jb, cb, q, v, wk)
     if solve_base:
         chain_base_solve(f[base], mass[base], inertia[base], Meff, Peff, a0)
     chain_recover(a0, ch_nb, Myq, Mqq, Pq, thdd)
@@ -1302,43 +1336,62 @@ def chain_body_acc(a0, thdd, base, ch_body, ch_nb, Jb, cb, acc):
 
 
 @nb.njit(cache=True)
-def chain_coordinates(q, v, ch_body, ch_parent, ch_nb, ch_axis, ch_q0, base, th, thd):
+def chain_coordinates(q, v, ch_body, ch_parent, ch_nb, ch_axis, ch_sp, ch_sc, ch_q0, ch_type, base, th, thd):
     """θ, θ̇ (n, NBS) of every chain joint from absolute positions and velocities (the inverse of
-    :func:`chain_pose` for states on the joints' manifold; θ in (-π, π])."""
+    :func:`chain_pose` for states on the joints' manifold). Revolute: θ in (-π, π] from the relative rotation,
+    θ̇ = a_w · (ω_c − ω_p). Prismatic: θ = a · (R_pᵀ (r_c + d_c − r_p) − s_p), θ̇ = a_w · (ṙ_c + ω_c × d_c − ṙ_p
+    − ω_p × (r_c + d_c − r_p)) (the slide's rate seen from the turning parent)."""
     Rp = np.empty((3, 3))
     Rc = np.empty((3, 3))
+    x1 = np.empty(3)
+    x2 = np.empty(3)
+    e = np.empty(3)
     for i in range(ch_nb.shape[0]):
         for j in range(ch_nb[i]):
             p = ch_parent[i, j]
             bp = base if p < 0 else ch_body[i, p]
             b = ch_body[i, j]
+            a = ch_axis[i, j]
+            _quat_R(q[bp], Rp)
+            _quat_R(q[b], Rc)
+            wp = _mv(Rp, v[bp, 3:])
+            wc = _mv(Rc, v[b, 3:])
+            aw = _mv(Rp, a)
+            if ch_type[i, j] == PRISMATIC:
+                dc = _mv(Rc, ch_sc[i, j])
+                for k in range(3):
+                    e[k] = q[b, k] + dc[k] - q[bp, k]
+                el = _mtv(Rp, e)
+                th[i, j] = (a[0] * (el[0] - ch_sp[i, j, 0]) + a[1] * (el[1] - ch_sp[i, j, 1])
+                            + a[2] * (el[2] - ch_sp[i, j, 2]))
+                _cross(wc, dc, x1)
+                _cross(wp, e, x2)
+                s = 0.0
+                for k in range(3):
+                    s += aw[k] * (v[b, k] + x1[k] - v[bp, k] - x2[k])
+                thd[i, j] = s
+                continue
             # rotation about the axis: conj(ρ_p) ρ_c conj(ρ_rel0) = (cos θ/2, sin θ/2 a)
             qp = (q[bp, 3], -q[bp, 4], -q[bp, 5], -q[bp, 6])
             qc = (q[b, 3], q[b, 4], q[b, 5], q[b, 6])
             qr = quat_mul(quat_mul(qp, qc), (ch_q0[i, j, 0], -ch_q0[i, j, 1], -ch_q0[i, j, 2], -ch_q0[i, j, 3]))
-            a = ch_axis[i, j]
             s = qr[1] * a[0] + qr[2] * a[1] + qr[3] * a[2]
             th[i, j] = 2.0 * math.atan2(s, qr[0])
             if th[i, j] > math.pi:
                 th[i, j] -= 2.0 * math.pi
             elif th[i, j] <= -math.pi:
                 th[i, j] += 2.0 * math.pi
-            _quat_R(q[bp], Rp)
-            _quat_R(q[b], Rc)
-            wp = _mv(Rp, v[bp, 3:])
-            wc = _mv(Rc, v[b, 3:])
-            aw = _mv(Rp, a)
             thd[i, j] = aw[0] * (wc[0] - wp[0]) + aw[1] * (wc[1] - wp[1]) + aw[2] * (wc[2] - wp[2])
 
 
 @nb.njit(cache=True)
-def chain_pose_full(q0, v0, th, thd, base, ch_body, ch_parent, ch_nb, ch_axis, ch_sp, ch_sc, ch_q0, q, v):
+def chain_pose_full(q0, v0, th, thd, base, ch_body, ch_parent, ch_nb, ch_axis, ch_sp, ch_sc, ch_q0, ch_type, q, v):
     """:func:`chain_pose` with the base's row."""
     for k in range(7):
         q[base, k] = q0[k]
     for k in range(6):
         v[base, k] = v0[k]
-    chain_pose(q0, v0, th, thd, ch_body, ch_parent, ch_nb, ch_axis, ch_sp, ch_sc, ch_q0, q, v)
+    chain_pose(q0, v0, th, thd, ch_body, ch_parent, ch_nb, ch_axis, ch_sp, ch_sc, ch_q0, ch_type, q, v)
 
 
 @nb.njit(cache=True)

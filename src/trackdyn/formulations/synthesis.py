@@ -351,15 +351,16 @@ class SynthesisAbsoluteSystem(AbsoluteSystem):
     formulation = "synthesis"
     joint_reactions = False
 
-    def chain_synthesis(self, base, chains) -> "ChainSynthesis":
-        """The :class:`ChainSynthesis` of this system (base body, chains of bodies): what
+    def chain_synthesis(self, base, chains, passive=()) -> "ChainSynthesis":
+        """The :class:`ChainSynthesis` of this system (base body, chains of bodies, passive bodies): what
         :class:`~trackdyn.integrators.synthesis.SynthesisStepper` steps."""
-        return ChainSynthesis(self, base, chains)
+        return ChainSynthesis(self, base, chains, passive)
 
 
 class ChainSynthesis:
-    """A model as a free base body plus subsystems that are open chains of bodies on revolutes (kim-2012's
-    joint-coordinate subsystems, eq. 21-30, generalised from one body to a chain).
+    """A model as a free base body plus subsystems that are open chains of bodies on revolute and prismatic
+    joints (kim-2012's joint-coordinate subsystems, eq. 21-30, generalised from one body to a chain), and
+    optionally *passive* bodies that the synthesis does not step.
 
     Parameters
     ----------
@@ -371,14 +372,33 @@ class ChainSynthesis:
         The base body (6 dof, free).
     chains : sequence of sequence of str
         Each subsystem's bodies from the base outwards (e.g. ``["left.arm[0]", "left.wheel[0]"]``); each body
-        hangs by a :class:`~trackdyn.mbs.joints.Revolute` on the one before it (the first on the base). Every
-        body of the model but the base is in exactly one chain and every joint is one of the chains' revolutes.
+        hangs on the one before it (the first on the base) by a :class:`~trackdyn.mbs.joints.Revolute` (its
+        coordinate θ the angle about the joint's axis, rad) or a :class:`~trackdyn.mbs.joints.Prismatic` (θ the
+        slide along the joint's axis, m, positive along the axis as given in the joint, carried by the parent).
+    passive : sequence of str, optional
+        Bodies in no chain that the synthesis does not step (e.g. a track's shoes): a caller steps them and
+        writes their rows of :attr:`q`, :attr:`v` before each :meth:`evaluate` (:meth:`accelerations` takes
+        them from its state). Their forces on the base and chain bodies (force elements, contact) act through
+        the absolute system's force evaluation; joints among passive bodies only are left to the caller, a
+        joint between a passive body and the base or a chain body is refused (the coupling must be by forces).
 
-    The joint angles are zero at the model's assembled pose. Raises ValueError naming the body or joint that
-    does not fit.
+    Every body of the model is the base, in exactly one chain, or passive; every joint is one of the chains'
+    joints or joins passive bodies only. The joint coordinates are zero at the model's assembled pose.
+    Raises ValueError naming the body or joint that does not fit.
+
+    Attributes
+    ----------
+    passive : numpy.ndarray
+        (n_passive,) int64: the model indices of the passive bodies, in the order given.
+    ch_type : numpy.ndarray
+        (n, NBS) int64: each chain body's joint, 0 revolute, 1 prismatic (-1 unused).
+
+    Example
+    -------
+    >>> cs = system.chain_synthesis("chassis", [["idler.carrier", "idler.wheel"]], passive=shoes)  # doctest: +SKIP
     """
 
-    def __init__(self, system, base: str, chains):
+    def __init__(self, system, base: str, chains, passive=()):
         from . import _synthesis_kernels as K
 
         self.system = system
@@ -391,23 +411,41 @@ class ChainSynthesis:
         chains = [list(c) for c in chains]
         if not chains:
             raise ValueError("ChainSynthesis: at least one subsystem is needed")
+        if isinstance(passive, str):
+            raise ValueError(f"ChainSynthesis: passive = {passive!r}: give a sequence of body names, not one string")
+        passive = list(passive)
         n = len(chains)
         for c in chains:
             if not 1 <= len(c) <= K.NBS:
                 raise ValueError(f"ChainSynthesis: chain {c}: 1 to {K.NBS} bodies per subsystem")
         seen = [nm for c in chains for nm in c]
-        missing = [nm for nm in names if nm != base and nm not in seen]
+        bad = sorted({nm for nm in passive if nm not in idx or nm == base or nm in seen or passive.count(nm) > 1})
+        if bad:
+            raise ValueError(f"ChainSynthesis: passive = {bad}: unknown bodies, the base, in a chain, or given twice "
+                             "(a passive body is in no chain)")
+        passive_set = set(passive)
+        missing = [nm for nm in names if nm != base and nm not in seen and nm not in passive_set]
         if missing:
             raise ValueError(f"ChainSynthesis: bodies {missing} are in no subsystem (each body but the base "
-                             "must be in one chain)")
+                             "must be in one chain, or passive)")
         dup = sorted({nm for nm in seen if seen.count(nm) > 1 or nm == base or nm not in idx})
         if dup:
             raise ValueError(f"ChainSynthesis: bodies {dup} are unknown, the base, or in two chains")
         joints = {}
+        ignored = set()
         for j in model.joints:
             a, b = j.body_a, j.body_b
             if a.is_ground or b.is_ground:
                 raise ValueError(f"ChainSynthesis: joint {j.name!r} ties a body to the ground; the base is free")
+            pa, pb = a.name in passive_set, b.name in passive_set
+            if pa and pb:
+                ignored.add(j.name)
+                continue
+            if pa or pb:
+                inner, outer = (a.name, b.name) if pa else (b.name, a.name)
+                raise ValueError(f"ChainSynthesis: joint {j.name!r} ({type(j).__name__}) joins passive body "
+                                 f"{inner!r} to {outer!r}, which the synthesis steps; a passive body may be coupled "
+                                 "to the base and chains by forces only (spring-dampers, contact)")
             joints[(a.name, b.name)] = j
             joints[(b.name, a.name)] = j
         q0, mass = system.q0, system.mass
@@ -419,31 +457,37 @@ class ChainSynthesis:
         self.ch_sc = np.zeros((n, K.NBS, 3))
         self.ch_q0 = np.zeros((n, K.NBS, 4))
         self.ch_q0[:, :, 0] = 1.0
+        self.ch_type = np.full((n, K.NBS), -1, np.int64)
         used = set()
         for i, c in enumerate(chains):
             for jn, nm in enumerate(c):
                 parent = base if jn == 0 else c[jn - 1]
                 joint = joints.get((parent, nm))
-                if not isinstance(joint, Revolute):
-                    raise ValueError(f"ChainSynthesis: body {nm!r} must hang on {parent!r} by a Revolute; found "
-                                     f"{type(joint).__name__ if joint is not None else 'no joint'}")
+                # a subclass (a motor) adds rows the chain does not model: the exact types only
+                if type(joint) not in (Revolute, Prismatic):
+                    raise ValueError(f"ChainSynthesis: body {nm!r} must hang on {parent!r} by a Revolute or a "
+                                     "Prismatic; found "
+                                     f"{type(joint).__name__ if joint is not None else 'no joint'}"
+                                     + (f" {joint.name!r}" if joint is not None else ""))
                 used.add(joint.name)
                 ip, ib = idx[parent], idx[nm]
                 Rp, Rc = self._R(q0[ip]), self._R(q0[ib])
                 self.ch_body[i, jn] = ib
                 self.ch_parent[i, jn] = jn - 1
+                self.ch_type[i, jn] = K.PRISMATIC if type(joint) is Prismatic else K.REVOLUTE
                 self.ch_axis[i, jn] = Rp.T @ np.asarray(joint.axis, float)
                 self.ch_sp[i, jn] = Rp.T @ (np.asarray(joint.point, float) - q0[ip, :3])
                 self.ch_sc[i, jn] = Rc.T @ (np.asarray(joint.point, float) - q0[ib, :3])
                 qp = q0[ip, 3:]
                 self.ch_q0[i, jn] = _quat_mul(np.array([qp[0], -qp[1], -qp[2], -qp[3]]), q0[ib, 3:])
-        extra = sorted({j.name for j in model.joints} - used)
+        extra = sorted({j.name for j in model.joints} - used - ignored)
         if extra:
-            raise ValueError(f"ChainSynthesis: joints {extra} are not the chains' revolutes (the synthesis "
+            raise ValueError(f"ChainSynthesis: joints {extra} are not the chains' joints (the synthesis "
                              "models open chains on a free base)")
         self.n = n
         self.nq = int(self.ch_nb.max())
         self.chains = chains
+        self.passive = np.array([idx[nm] for nm in passive], np.int64)
         self.mass, self.inertia = system.mass, system.inertia
         nb_ = system.nb
         self.q = system.q0.copy()
@@ -461,7 +505,8 @@ class ChainSynthesis:
         # the evaluation's inputs and outputs: buffers bound once to the compiled calls
         self.q0b, self.v0b, self.a0b = np.zeros(7), np.zeros(6), np.zeros(6)
         self.thb, self.thdb, self.thddb = (np.zeros((n, K.NBS)) for _ in range(3))
-        self.chain_args = (self.ch_body, self.ch_parent, self.ch_nb, self.ch_axis, self.ch_sp, self.ch_sc, self.ch_q0)
+        self.chain_args = (self.ch_body, self.ch_parent, self.ch_nb, self.ch_axis, self.ch_sp, self.ch_sc, self.ch_q0,
+                           self.ch_type)
         self._pose_call = bound_call(K.chain_pose_full, self.q0b, self.v0b, self.thb, self.thdb, self.base,
                                      *self.chain_args, self.q, self.v)
         self._syn_calls = tuple(
@@ -494,18 +539,18 @@ class ChainSynthesis:
         th = np.zeros((self.n, self.K.NBS))
         thd = np.zeros((self.n, self.K.NBS))
         self.K.chain_coordinates(np.ascontiguousarray(q), np.ascontiguousarray(v), self.ch_body, self.ch_parent,
-                                 self.ch_nb, self.ch_axis, self.ch_q0, self.base, th, thd)
+                                 self.ch_nb, self.ch_axis, self.ch_sp, self.ch_sc, self.ch_q0, self.ch_type, self.base,
+                                 th, thd)
         return q[self.base].copy(), v[self.base].copy(), th, thd
 
     def pose(self, q0, v0, th, thd, q=None, v=None):
         """Absolute positions and velocities (nb, 7), (nb, 6) of the base state and joint coordinates (into
-        ``q``, ``v`` when given)."""
+        ``q``, ``v`` when given; the passive bodies' rows are left as they are)."""
         q = self.q.copy() if q is None else q
         v = self.v.copy() if v is None else v
         q[self.base] = q0
         v[self.base] = v0
-        self.K.chain_pose(q0, v0, th, thd, self.ch_body, self.ch_parent, self.ch_nb, self.ch_axis, self.ch_sp,
-                          self.ch_sc, self.ch_q0, q, v)
+        self.K.chain_pose(q0, v0, th, thd, *self.chain_args, q, v)
         return q, v
 
     # ------------------------------------------------------------------ one instant
@@ -542,14 +587,18 @@ class ChainSynthesis:
         return self.a0b, self.thddb
 
     def body_accelerations(self, a0, thdd, acc=None):
-        """Absolute accelerations (nb, 6) = (r̈ world, ω̄̇ body) of every body from the last :meth:`evaluate`."""
+        """Absolute accelerations (nb, 6) = (r̈ world, ω̄̇ body) of the base and every chain body from the last
+        :meth:`evaluate` (the passive bodies' rows are left as they are)."""
         acc = np.zeros((self.system.nb, 6)) if acc is None else acc
         self.K.chain_body_acc(a0, thdd, self.base, self.ch_body, self.ch_nb, self.Jb, self.cb, acc)
         return acc
 
     def accelerations(self, state, h=0.0, fused=False):
-        """``(a0, θ̈, acc (nb, 6))`` at an absolute state on the joints' manifold."""
+        """``(a0, θ̈, acc (nb, 6))`` at an absolute state on the chains' joints (the passive bodies at the
+        state's rows of q, v; their rows of acc zero)."""
         q0, v0, th, thd = self.coordinates(state.q, state.v)
+        self.q[self.passive] = state.q[self.passive]
+        self.v[self.passive] = state.v[self.passive]
         if fused and self.decide is not None:
             self.decide(state, h)
         a0, thdd = self.evaluate(state.t, q0, v0, th, thd, state, h, fused=fused)
