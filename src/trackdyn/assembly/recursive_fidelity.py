@@ -23,12 +23,14 @@ Integrator options (``scenario.options`` without a dot): ``closure_tol``, ``clos
 The drivetrain's brake (``T_b tanh(ω / 0.05 rad/s)``, a slope of 2e5 N m s/rad at rest on the M113's 1.52 kg m²
 sprocket: explicit RK4 chatters above about 2e-5 s) is taken backward-Euler over the step on each sprocket's joint
 coordinate under ``recursive-rk4`` (:class:`_BrakeLaw`, ``RecursiveSpatialSystem(implicit_damping=...)``), so
-braking drivers run at :data:`RECURSIVE_STEP`.
+braking drivers run at :data:`RECURSIVE_STEP`. So is the speed servo of a prescribed sprocket speed
+(``K (ω_ref − ω_s)``, K = 1e6 N m s/rad: :class:`_ServoLaw`), its reference taken at the end of each
+evaluation's backward-Euler step (t + h), as the links' implicit Euler takes it at the end of its step.
 
 Refused by name: NSC contact and implicit contact (``contact.*``: the stepper is explicit, nothing enters a
 step matrix), the other fidelities' options, the absolute integrators (they step body coordinates through the
 KKT matrix this system does not have), a saddle-point solver other than ``direct``, prescribed sprocket speeds
-(the drivetrain's speed servo, 1e6 N m s/rad, is far beyond an explicit step) and wheeled vehicles.
+with ``recursive-abm`` (the servo stays explicit there: a time constant J / K of 1.5e-6 s) and wheeled vehicles.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ import numpy as np
 from ..formulations.contract import Build, FormulationInfo, register_formulation
 from ..formulations.recursive_spatial import RecursiveSpatialSystem
 from ..integrators.recursive import RecursiveABM, RecursiveRK4
-from ..powertrain import BRAKE_SPEED
+from ..powertrain import BRAKE_SPEED, SERVO_GAIN
 from .builder import build_vehicle
 from .contact import vehicle_contact
 from .outputs import ShoeTensions
@@ -81,6 +83,31 @@ class _BrakeLaw:
             return 0.0, 0.0
         th = math.tanh(ws / BRAKE_SPEED)
         return -b * th, -b * (1.0 - th * th) / BRAKE_SPEED
+
+
+class _ServoLaw:
+    """The drivetrain's speed servo of a prescribed sprocket speed, ``K (ω_ref(t) − ω_s)`` with K =
+    :data:`~trackdyn.powertrain.SERVO_GAIN` (:mod:`trackdyn.powertrain`; 1e6 N m s/rad against the sprocket's
+    1.5 kg m²: a time constant of 1.5e-6 s), as the stiff law :class:`RecursiveSpatialSystem` makes implicit on each
+    sprocket's joint coordinate. The drivetrain applies it with the reference of the step's end, ω_ref(t_n + h), at
+    every evaluation of the step; :meth:`torque_offset` moves it to ω_ref(t + h), the end of the backward-Euler
+    step from the evaluation at t (at every RK4 stage the servo then sees the speed its reference will have one
+    step on, as links' implicit Euler does at its one evaluation: a ramp is followed with the servo's own lag
+    J α / K, not with one of the step's size)."""
+
+    axis_b = np.array([0.0, 1.0, 0.0])  # the drivetrain's sprocket speed is about the chassis's y axis
+
+    def __init__(self, drivetrain):
+        self.body = drivetrain.body  # (stator = chassis, rotor = sprocket) per element
+        self.profile = drivetrain.driver.speed_profile()
+        self.gain = SERVO_GAIN
+
+    def implicit_torque(self, e: int, ws: float):
+        # K (ω_ref − ω_s) without its reference part: only the change over the step and the slope enter
+        return -self.gain * ws, -self.gain
+
+    def torque_offset(self, e: int, t: float, t_step: float, h: float) -> float:
+        return self.gain * (float(self.profile.value(t + h)) - float(self.profile.value(t_step + h)))
 
 
 class RecursiveFormulation:
@@ -167,10 +194,12 @@ class RecursiveFormulation:
             raise ValueError(f"scenario.solver = {sc.solver!r}: the {self.name!r} fidelity solves its m x m "
                              "cut-joint system directly; leave 'direct'")
         self._options(sc)
-        if getattr(sc.driver, "kinematic", False):
+        integrator = sc.integrator or self.info.default_integrator
+        if getattr(sc.driver, "kinematic", False) and integrator != RecursiveRK4.name:
             raise ValueError(f"scenario.driver = {sc.driver!r}: a prescribed sprocket speed acts through the "
-                             "drivetrain's stiff speed servo, far beyond an explicit step; the "
-                             f"{self.name!r} fidelity takes torque drivers (PID, throttle, brake, idle)")
+                             "drivetrain's speed servo (1e6 N m s/rad on the sprocket's 1.5 kg m², a time constant "
+                             f"of 1.5e-6 s), which {integrator!r} keeps explicit; use integrator "
+                             f"{RecursiveRK4.name!r} (the servo backward-Euler on the sprockets' coordinates)")
 
     def build(self, sc) -> Build:
         options = self._options(sc)
@@ -182,11 +211,14 @@ class RecursiveFormulation:
         idx = {n: k for k, n in enumerate(m.body_names)}
         drivetrain = vehicle_drivetrain(spec, idx, vm.sides, sc.driver)
         tensions = ShoeTensions(vm.sides)
-        # recursive-rk4 takes the brake backward-Euler on the sprockets' coordinates (its step h); recursive-abm
-        # resolves it with its own error control
+        # recursive-rk4 takes the brake and a prescribed speed's servo backward-Euler on the sprockets'
+        # coordinates (its step h); recursive-abm resolves the brake with its own error control
         rk4 = (sc.integrator or self.info.default_integrator) == RecursiveRK4.name
+        laws = [_BrakeLaw(drivetrain)] if rk4 else []
+        if rk4 and getattr(sc.driver, "kinematic", False):
+            laws.append(_ServoLaw(drivetrain))
         system = RecursiveSpatialSystem(m, providers=[contact, tensions, drivetrain, *vm.providers],
-                                        implicit_damping=[_BrakeLaw(drivetrain)] if rk4 else [])
+                                        implicit_damping=laws)
         tensions.bind(system)  # the pins' reactions come from the recursive system (tree joints and cut pins)
         integrator = RECURSIVE_INTEGRATORS[sc.integrator or self.info.default_integrator]
         return Build(spec, vm, system, contact, drivetrain, integrator, options)

@@ -100,7 +100,7 @@ class RecursiveSpatialSystem(RecursiveBase):
     implicit_damping : sequence
         Stiff torque laws taken backward-Euler over the step of
         :meth:`begin_step` on their rotors' 1-dof joint coordinates (the
-        recursive fidelity's brake under ``recursive-rk4``; see
+        recursive fidelity's brake and speed servo under ``recursive-rk4``; see
         :meth:`accelerations` and :meth:`_init_implicit_damping`).
 
     Attributes
@@ -237,9 +237,13 @@ class RecursiveSpatialSystem(RecursiveBase):
         A law has ``body`` (E, 2: stator and rotor body of each element), ``axis_b`` (3,: the axis of the
         element's speed in the stator's frame) and ``implicit_torque(e, ws) -> (T, dT/dws)``: the stiff part of
         element e's torque (N m, on the rotor about the axis, reacting on the stator) at the rotor's speed ``ws``
-        relative to the stator (rad/s), e.g. the drivetrain's brake. The rotor's tree joint must have one
-        coordinate and the stator must not hang below it (a unit rate of the joint then turns the rotor's subtree
-        only).
+        relative to the stator (rad/s), e.g. the drivetrain's brake; only its change over the step and its slope
+        enter, so a law may leave out a part that does not depend on ``ws``. A law may also have
+        ``torque_offset(e, t, t_step, h) -> float``: a torque (N m, same sense) added to the providers' on the
+        rotor's coordinate at an evaluation at time t of the step from t_step of size h, in both passes (the
+        drivetrain's speed servo: its reference moved from the providers' t_step + h to the evaluation's t + h,
+        :meth:`accelerations`). The rotor's tree joint must have one coordinate and the stator must not hang
+        below it (a unit rate of the joint then turns the rotor's subtree only).
         """
         self._implicit = []
         for law in laws:
@@ -258,6 +262,7 @@ class RecursiveSpatialSystem(RecursiveBase):
                     raise ValueError(f"recursive formulation: implicit torque element {e}: its stator "
                                      f"{self.body_names[stator]!r} hangs below its rotor's joint")
                 self._implicit.append((law, e, j, int(self.node_q[j]), ns, ax))
+        self._offsets = [x for x in self._implicit if hasattr(x[0], "torque_offset")]
         #: per coordinate: the secant slope c (N m s/rad) of the last evaluation's implicit torques, and h c
         self.joint_damping_slope = np.zeros(self.n)
         self.implicit_evaluations = 0  # evaluations that re-solved with a nonzero h c
@@ -270,10 +275,7 @@ class RecursiveSpatialSystem(RecursiveBase):
         self.joint_damping_slope[:] = 0.0
         any_ = False
         for law, e, j, k, ns, ax in self._implicit:
-            ay = self.R[ns] @ ax if ns >= 0 else ax
-            w_s = self.vel[ns, 3:] if ns >= 0 else np.zeros(3)
-            s = float(ay @ self.H[j, 3:, 0])  # ∂ws/∂q̇_k
-            ws0 = float(ay @ (self.vel[j, 3:] - w_s))
+            s, ws0 = self._rotor_rate(j, ns, ax)
             D = 1.0 / self._Dinv[j, 0, 0]  # the coordinate's articulated pivot (explicit solve)
             xe = float(self.qdd[k])
             T0, dT0 = law.implicit_torque(e, ws0)
@@ -291,6 +293,13 @@ class RecursiveSpatialSystem(RecursiveBase):
             self.joint_damping[k] += h * s * s * c
             any_ = any_ or c > 0.0
         return any_
+
+    def _rotor_rate(self, j: int, ns: int, ax) -> tuple[float, float]:
+        """``(s, ws)``: the rate ∂ws/∂q̇ of node j's coordinate in the speed of its rotor relative to stator node
+        ns about the stator's axis ``ax``, and that speed at the current kinematics."""
+        ay = self.R[ns] @ ax if ns >= 0 else ax
+        w_s = self.vel[ns, 3:] if ns >= 0 else np.zeros(3)
+        return float(ay @ self.H[j, 3:, 0]), float(ay @ (self.vel[j, 3:] - w_s))
 
     @staticmethod
     def _backward_euler_rate(law, e, ws0, T0, s, h, D, xe) -> float:
@@ -335,12 +344,26 @@ class RecursiveSpatialSystem(RecursiveBase):
         (``implicit_damping``) and a step h from :meth:`begin_step`, their stiff torques act backward-Euler over
         h on their rotors' coordinates: the explicit pass, then each law's speed change over h solved on its
         coordinate and the pass again with its secant slope c as joint damping, ``(M + h C) q̈ = Q + τ``
-        (docs/recursive.md, "The braked sprocket")."""
+        (docs/recursive.md, "The braked sprocket"). Laws with a ``torque_offset`` (the speed servo) add it to
+        ``τ`` on their coordinates in both passes: the servo's reference at t + h, the end of the backward-Euler
+        step from this evaluation, as the links' implicit Euler takes it at the end of its step (docs/recursive.md,
+        "Prescribed sprocket speeds")."""
         if not self._implicit:
             return super().accelerations(t, q, qd, tau)
         self.joint_damping[:] = 0.0  # the explicit pass first
-        qdd, lam = super().accelerations(t, q, qd, tau)
         h = self._step_h
+        if h > 0.0 and self._offsets:
+            self._load(t, q, qd)
+            if self.n_drv:
+                self.update_drivers(t)
+            self.tau[:] = 0.0 if tau is None else tau
+            t_step = float(self._step_state.t)
+            for law, e, j, k, ns, ax in self._offsets:
+                self.tau[k] += self._rotor_rate(j, ns, ax)[0] * law.torque_offset(e, t, t_step, h)
+            self._solve_call()
+            qdd, lam = self.qdd, self.lam
+        else:
+            qdd, lam = super().accelerations(t, q, qd, tau)
         if h > 0.0 and self._implicit_slopes(h):
             self._solve_call()
             self.implicit_evaluations += 1
