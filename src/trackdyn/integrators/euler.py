@@ -154,6 +154,11 @@ class EulerImplicitLinearized(Integrator):
         self.Mv = np.zeros((nb_, 6))
         self._no_secant = np.zeros(0)
         self._calls = self._bound_for = None  # the step's own kernels, bound at the first step (_bind)
+        #: ``(data, rhs) -> None`` applied to the assembled step matrix and right-hand side before the
+        #: factorisation (a partitioned stepper prescribes some velocities there, integrators/synthesis.py)
+        self.prescribe = None
+        #: commit the providers' history at the end of the step (a partitioned stepper commits once itself)
+        self.commit_step = True
 
     def _bind(self):
         """Bind the system's step kernels (cK, cD of this θ and h) and this stepper's own to the step buffers."""
@@ -219,6 +224,8 @@ class EulerImplicitLinearized(Integrator):
             theta_terms, theta_rhs, _ = self._theta_calls
             theta_terms()  # K [v; 0] from the assembled matrix
             theta_rhs()
+        if self.prescribe is not None:
+            self.prescribe(data, self.rhs)
         t3 = clk()
         try:
             self.solver.factor(data)
@@ -252,7 +259,8 @@ class EulerImplicitLinearized(Integrator):
         self.last["pos_violation"] = float(viol) if s.nc else 0.0
         new = State(state.t + h, q_new, v_new, lam_new, acc, dict(state.extra))
         # providers' history (contact shear displacement) advances with the velocity that moved the positions
-        s.commit(new if th == 1.0 else State(new.t, q_new, vbar, lam_new, acc, new.extra))
+        if self.commit_step:
+            s.commit(new if th == 1.0 else State(new.t, q_new, vbar, lam_new, acc, new.extra))
         return new
 
 

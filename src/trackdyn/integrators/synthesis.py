@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import time
 
+import numba as nb
 import numpy as np
 
 from .base import Integrator
 
-__all__ = ["SynthesisStepper", "CHAIN_SCHEMES", "SCHEME_INTEGRATORS", "BASE_PREDICTIONS"]
+__all__ = ["SynthesisStepper", "SynthesisTrackedStepper", "CHAIN_SCHEMES", "SCHEME_INTEGRATORS", "BASE_PREDICTIONS"]
 
 #: the chain stepper's schemes, and the integrator names that choose them
 CHAIN_SCHEMES = ("explicit", "explicit-implicit")
@@ -54,7 +55,7 @@ class SynthesisStepper(Integrator):
 
     def __init__(self, system, step, chains=None, base="chassis", scheme="explicit-implicit", alpha=-0.2,
                  newton_tol=1e-8, newton_max_iter=12, refresh_after=3, base_prediction="last",
-                 weighted_coupling=True, fused=None, solver="direct", **options):
+                 weighted_coupling=True, fused=None, solver="direct", passive=(), **options):
         if options:
             raise ValueError(f"integrator 'synthesis': unknown options {sorted(options)}; it takes scheme, alpha, "
                              "newton_tol, newton_max_iter, refresh_after, base_prediction, weighted_coupling")
@@ -93,7 +94,8 @@ class SynthesisStepper(Integrator):
         if not hasattr(system, "chain_synthesis"):
             raise ValueError(f"integrator 'synthesis': the system ({type(system).__name__}) has no chain_synthesis(); "
                              "step a SynthesisAbsoluteSystem (trackdyn.formulations.synthesis)")
-        self.cs = system.chain_synthesis(base, chains)
+        self.cs = system.chain_synthesis(base, chains, passive=passive) if passive else \
+            system.chain_synthesis(base, chains)
         n = self.cs.n
         NBS = self.cs.K.NBS
         mask = np.zeros((n, NBS), bool)
@@ -158,7 +160,6 @@ class SynthesisStepper(Integrator):
     # ------------------------------------------------------------------ the step
     def _step_impl(self, state):
         from ..errors import StepFailed
-        from ..mbs.model import State
 
         t0 = time.perf_counter()
         tf = self.timing["forces"]
@@ -180,8 +181,7 @@ class SynthesisStepper(Integrator):
         elif not explicit:
             th1, thd1, iters = self._hht(state, q0, v0, t1)
         # the new state, its driver memory, then its accelerations (the next step's rates)
-        q, v = cs.pose(q0, v0, th1, thd1, q=np.empty_like(state.q), v=np.empty_like(state.v))
-        new = State(t1, q, v, state.lam, np.empty_like(state.acc), dict(state.extra))
+        new = self._new_state(state, t1, q0, v0, th1, thd1)
         self.system.commit(new)
         a0, thdd = self._decide_and_eval(t1, q0, v0, th1, thd1, new)
         cs.body_accelerations(a0, thdd, new.acc)
@@ -201,6 +201,14 @@ class SynthesisStepper(Integrator):
         self.last["iterations"] = iters
         self.timing["update"] += time.perf_counter() - t0 - (self.timing["forces"] - tf)
         return new
+
+    def _new_state(self, state, t1, q0, v0, th1, thd1):
+        """The absolute state at t_{n+1} of the base state and the joint coordinates (its accelerations are
+        filled in after the last evaluation)."""
+        from ..mbs.model import State
+
+        q, v = self.cs.pose(q0, v0, th1, thd1, q=np.empty_like(state.q), v=np.empty_like(state.v))
+        return State(t1, q, v, state.lam, np.empty_like(state.acc), dict(state.extra))
 
     def _heun(self, state, qe, ve, t1):
         """The explicit model's first step, Heun's (locally third order, as AB3's steps): Euler's predictor
@@ -286,3 +294,151 @@ class SynthesisStepper(Integrator):
 
 
 _AB = (np.array([1.0]), np.array([1.5, -0.5]), np.array([23.0, -16.0, 5.0]) / 12.0)
+
+
+@nb.njit(cache=True, _nrt=False)
+def prescribe_rows(ent, ent_r, ent_c, kind, xf, data, rhs):
+    """Prescribe some unknowns of a step's KKT system (stored as its upper triangle, ``data``; entries ``ent``
+    touch a prescribed unknown, at original row ``ent_r`` and column ``ent_c``): ``kind`` 1 a velocity fixed
+    at ``xf``, 2 a constraint row whose multiplier is set to zero. Their couplings move to the free rows'
+    right-hand side (``rhs_free -= A_free,fixed x_fixed``), their rows and columns become unit rows (+1 for a
+    velocity, -1 for a multiplier: the matrix stays quasi-definite) and their right-hand side the value."""
+    for e in range(ent.shape[0]):
+        k = ent[e]
+        r = ent_r[e]
+        c = ent_c[e]
+        fr = kind[r]
+        fc = kind[c]
+        if r == c:
+            data[k] = 1.0 if fr == 1 else -1.0
+        elif fr != 0 and fc != 0:
+            data[k] = 0.0
+        elif fr != 0:
+            rhs[c] -= data[k] * xf[r]
+            data[k] = 0.0
+        else:
+            rhs[r] -= data[k] * xf[c]
+            data[k] = 0.0
+    for i in range(kind.shape[0]):
+        if kind[i] == 1:
+            rhs[i] = xf[i]
+        elif kind[i] == 2:
+            rhs[i] = 0.0
+
+
+def prescribed_entries(pattern, kind):
+    """``(ent, ent_r, ent_c)`` of :func:`prescribe_rows`: the stored entries of a
+    :class:`~trackdyn.linsolve.kkt.KKTPattern` that touch an unknown of nonzero ``kind`` (n,), with their
+    original row and column. Every prescribed unknown needs its stored diagonal (ValueError otherwise)."""
+    p = pattern
+    cols = np.repeat(np.arange(p.n), np.diff(p.Ap))
+    ent_r, ent_c = p.perm[p.Ai], p.perm[cols]
+    touch = (kind[ent_r] != 0) | (kind[ent_c] != 0)
+    diag = ent_r[touch] == ent_c[touch]
+    missing = np.setdiff1d(np.nonzero(kind)[0], ent_r[touch][diag])
+    if len(missing):
+        raise ValueError(f"prescribed unknowns {missing[:5].tolist()}: the step matrix stores no diagonal there, "
+                         "so they cannot be prescribed")
+    return (np.nonzero(touch)[0].astype(np.int64), ent_r[touch].astype(np.int64),
+            ent_c[touch].astype(np.int64))
+
+
+class SynthesisTrackedStepper(SynthesisStepper):
+    """The synthesis of a tracked vehicle: the chassis and its chain subsystems (road-arm units, sprockets,
+    idler carriers) as :class:`SynthesisStepper` steps them, and the track loops -- bodies with no joint to
+    them, coupled by contact only (``passive``) -- by an implicit Euler step of the whole absolute system in
+    which every other body's velocity is prescribed (docs/synthesis.md, "The M113 on synthesis").
+
+    One step, a staggered (Gauss-Seidel) coupling:
+
+    1. the track bodies are held at their predicted pose ``q ⊕ h (v + h a)``, ``v + h a`` while AB3 advances
+       the chassis and HHT (or AB3) the chains; so the wheels' contact with the track is implicit in the
+       chains' Newton iteration, with the track where its last acceleration takes it;
+    2. ``track`` (an :class:`~trackdyn.integrators.euler.EulerImplicitLinearized` on the same system) takes
+       the links step of the track bodies with every other body's velocity at its synthesis value at
+       t_{n+1} (:func:`prescribe_rows`: their rows of the KKT matrix become unit rows, their couplings move to
+       the right-hand side), so the track sees the wheels where they are at the end of the step;
+    3. the providers' history is committed once, and the synthesis evaluated at t_{n+1} with the track's new
+       state gives the next step's rates.
+
+    The track's constraint rows may not touch a non-track body (refused at construction, naming the joint):
+    the only coupling across the partition is through forces.
+    """
+
+    name = "synthesis-tracked"
+
+    def __init__(self, system, step, chains=None, base="chassis", passive=(), track_options=None, **options):
+        from .euler import EulerImplicitLinearized
+
+        if not passive:
+            raise ValueError("integrator 'synthesis-tracked': needs the track bodies (passive) the fidelity gives")
+        super().__init__(system, step, chains=chains, base=base, passive=passive, **options)
+        self.track = track = EulerImplicitLinearized(system, step, **dict(track_options or {}))
+        track.commit_step = False
+        track.prescribe = self._prescribe
+        nb_ = system.nb
+        nd = 6 * nb_
+        pas = np.zeros(nb_, bool)
+        pas[self.cs.passive] = True
+        self._pas = pas
+        kind = np.zeros(system.pattern.n, np.int8)
+        for b in np.nonzero(~pas)[0]:
+            kind[6 * b:6 * b + 6] = 1
+        rb = system.row_body
+        for r in range(system.nc):
+            inside = [bool(pas[b]) for b in rb[r] if b >= 0]
+            if all(inside):
+                continue
+            if any(inside):
+                jn = system.joint_names[system.row_joint[r]]
+                raise ValueError(f"integrator 'synthesis-tracked': joint {jn!r} ties a track body to a body of the "
+                                 "synthesis; the track loops may touch the rest only through forces")
+            kind[nd + r] = 2
+        self._ent, self._ent_r, self._ent_c = prescribed_entries(system.pattern, kind)
+        self._kind = kind
+        self._xf = np.zeros(system.pattern.n)
+        self.options["track"] = track.name
+
+    def _prescribe(self, data, rhs):
+        prescribe_rows(self._ent, self._ent_r, self._ent_c, self._kind, self._xf, data, rhs)
+
+    def _hold(self, q, v):
+        """The track bodies' rows of the synthesis' pose buffers."""
+        p = self.cs.passive
+        self.cs.q[p] = q[p]
+        self.cs.v[p] = v[p]
+
+    def _step_impl(self, state):
+        from ..mbs._kernels import advance_positions
+
+        if self._key != (state.t, id(state.q)):
+            self._hold(state.q, state.v)
+            self._begin(state)
+            self._key = (state.t, id(state.q))
+        p, h = self.cs.passive, self.h
+        vp = state.v[p] + h * state.acc[p]
+        qp = np.empty((len(p), 7))
+        advance_positions(np.ascontiguousarray(state.q[p]), vp, h, qp)
+        self.cs.q[p] = qp
+        self.cs.v[p] = vp
+        tr = self.track
+        before = dict(tr.timing)
+        new = super()._step_impl(state)
+        for k, t in tr.timing.items():  # the track's stages, out of the synthesis' "update"
+            d = t - before.get(k, 0.0)
+            self.timing[k] = self.timing.get(k, 0.0) + d
+            self.timing["update"] -= d
+        self.last["pos_violation"] = tr.last["pos_violation"]
+        return new
+
+    def _new_state(self, state, t1, q0, v0, th1, thd1):
+        from ..mbs.model import State
+
+        q, v = self.cs.pose(q0, v0, th1, thd1, q=state.q.copy(), v=state.v.copy())
+        free = ~self._pas
+        self._xf[:6 * self.system.nb] = v.reshape(-1)
+        new = self.track._step_impl(state)
+        new.q[free] = q[free]
+        new.v[free] = v[free]
+        self._hold(new.q, new.v)
+        return State(t1, new.q, new.v, new.lam, new.acc, dict(state.extra))
