@@ -9,7 +9,7 @@ import warnings
 import pytest
 
 from trackdyn.formulations.contract import formulation_names, get_formulation
-from trackdyn.testing.conformance import REFERENCE, compare, run_conformance
+from trackdyn.testing.conformance import REFERENCE, compare, conformance_plans, run_conformance
 
 
 _REFERENCE_RUNS: dict = {}
@@ -53,3 +53,22 @@ def test_every_fidelity_conforms_to_the_reference(fidelity):
     # the checks can fail: a tolerance of zero is broken by any real difference
     assert any(not math.isclose(c.value, c.reference, rel_tol=0, abs_tol=1e-12)
                for c in compare(fidelity, got, reference))
+
+
+@pytest.mark.parametrize("fidelity,vehicle", [(f, v) for f in formulation_names() if f != REFERENCE
+                                              for v, _, _ in conformance_plans(f)[1:]])
+def test_further_vehicles_conform_to_the_reference(fidelity, vehicle):
+    """A fidelity's further conformance vehicles (``FormulationInfo.extra_conformance``), each against the
+    reference on that vehicle with its own rows."""
+    plan = next(p for p in conformance_plans(fidelity)[1:] if p[0] == vehicle)
+    _, scenarios, rows = plan
+    for _, _, tol, reason in rows:
+        assert tol > 0 and len(reason) > 20
+    reference = _reference_on(vehicle)
+    got = run_conformance(fidelity, vehicle, scenarios)
+    assert all(got[s]["status"] == "complete" for s in got), got
+    checks = compare(fidelity, got, reference, rows)
+    bad = [c for c in checks if not c.ok]
+    assert not bad, "\n".join(f"{c.scenario}.{c.metric}: {c.value:.4g} vs {c.reference:.4g} "
+                               f"(|diff| {abs(c.difference):.3g} > {c.tolerance:g}: {c.reason})" for c in bad)
+    assert any(not math.isclose(c.value, c.reference, rel_tol=0, abs_tol=1e-12) for c in checks)

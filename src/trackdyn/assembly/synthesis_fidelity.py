@@ -7,6 +7,13 @@ springs, point tyres and wheel motors), and stepped in joint coordinates by
 its pivot and the wheel on its axle) is a two-body chain subsystem reduced to an effective mass and force on
 the chassis (eq. 21-30 for a chain), one batch of small dense problems in compiled kernels.
 
+A tracked vehicle is the ``links`` model (:func:`~trackdyn.assembly.builder.build_vehicle`: bodies, pins,
+contact, drivetrain) stepped by :class:`~trackdyn.integrators.synthesis.SynthesisTrackedStepper`: the chassis
+the base, each road-arm unit, sprocket, idler on its carrier's slide and seat a chain subsystem
+(:func:`tracked_chains`), and the shoes -- which touch the rest through contact only -- stepped by the links'
+implicit Euler with every other body's motion prescribed, one staggered exchange per step (docs/synthesis.md,
+"The M113 on synthesis").
+
 Integrators (``scenario.integrator``):
 
 - ``synthesis-ab3-hht`` (default): kim-2012's explicit-implicit model: AB3 on the chassis, HHT-α on the
@@ -16,11 +23,10 @@ Integrators (``scenario.integrator``):
 Integrator options (``scenario.options`` without a dot): ``alpha``, ``newton_tol``, ``newton_max_iter``,
 ``refresh_after`` (:class:`~trackdyn.integrators.synthesis.SynthesisStepper`). The recorded series are the
 ``links`` model's of the same vehicle (``chassis.*``, ``left.wheel[k].*``, ``left.arm[k].*``, the tyres', the
-motors', ``driver.*``) except the joints' reactions, which joint coordinates do not compute.
+motors', ``driver.*``) except the chain joints' reactions, which joint coordinates do not compute.
 
-Refused by name: tracked vehicles (the road-arm subsystems with the track loops in the base's system are not
-built), NSC or other contact options, a seat (a prismatic joint: the chains hold revolutes only), another
-integrator or saddle-point solver.
+Refused by name: a vehicle on an undercarriage frame (the crawler: more wheels on the frame than a chain
+holds), NSC or other contact options, another integrator or saddle-point solver.
 """
 
 from __future__ import annotations
@@ -35,12 +41,18 @@ from ..formulations._synthesis_kernels import chain_evaluate, chain_pose
 from ..formulations.absolute import ForceContext
 from ..formulations.contract import Build, FormulationInfo, register_formulation
 from ..formulations.synthesis import SynthesisAbsoluteSystem
-from ..integrators.synthesis import SCHEME_INTEGRATORS, SynthesisStepper
+from ..integrators.synthesis import SCHEME_INTEGRATORS, SynthesisStepper, SynthesisTrackedStepper
 from ..mbs._force_kernels import _add_element_forces, body_forces, rsda_eval
 from ..mbs._kernels import body_kinematics
 from ..mbs.forces import RSDABlock
 from ..mbs.markers import MarkerOutputs
 from ..powertrain import SERVO_GAIN, WheelDrivetrain, _wheel_drive_kernel
+from .builder import build_vehicle
+from .contact import vehicle_contact
+from .outputs import ShoeTensions
+from .placement import vehicle_drivetrain, vehicle_placement
+from .seat import SEAT_BODY
+from .visuals import add_vehicle_visuals
 from .wheeled import SIDES, build_wheeled_scenario, check_wheeled_scenario
 
 __all__ = ["SynthesisFormulation", "SYNTHESIS_STEP", "SYNTHESIS_OPTIONS"]
@@ -139,17 +151,43 @@ def fused_vehicle_evaluation(cs):
     return calls, decide, (at_time if profiles is not None else None)
 
 
+def tracked_chains(vm) -> tuple[list, list]:
+    """``(chains, passive)`` of a tracked vehicle model (:func:`~trackdyn.assembly.builder.build_vehicle`):
+    per side the sprocket, the idler on its carrier (a prismatic slide) or alone, each road wheel on its arm
+    (or alone) and each roller, as chain subsystems on the chassis; the shoes passive (stepped apart, coupled
+    by contact only). A vehicle with an undercarriage frame is refused: its wheels hang on the frame, more
+    bodies than a chain subsystem holds."""
+    from ..formulations._synthesis_kernels import NBS
+
+    chains, passive = [], []
+    for side in vm.sides.values():
+        if side.frame is not None:
+            raise ValueError(f"fidelity 'synthesis': vehicle {vm.spec.name!r} carries its {side.name} running gear on "
+                             f"an undercarriage frame ({side.frame!r}); one chain subsystem holds at most {NBS} "
+                             "bodies, fewer than the frame's wheels (use links or recursive)")
+        chains.append([side.sprocket])
+        chains.append([side.carrier, side.idler] if side.carrier else [side.idler])
+        for k, wheel in enumerate(side.wheels):
+            chains.append([side.arms[k], wheel] if side.arms else [wheel])
+        chains.extend([r] for r in side.rollers)
+        passive.extend(side.shoes)
+    if SEAT_BODY in vm.model.body_names:  # the seat on its prismatic slide: a one-body chain on the chassis
+        chains.append([SEAT_BODY])
+    return chains, passive
+
+
 class SynthesisFormulation:
     """``synthesis``: chassis as base body, suspension units as joint-coordinate subsystems (module docstring)."""
 
     name = "synthesis"
     info = FormulationInfo(
-        models="a wheeled vehicle's chassis as a free base body (6 dof) and each suspension unit (arm and "
-               "spinning wheel) a joint-coordinate chain subsystem reduced to effective mass and force on it; "
-               "point tyres and wheel motors as links; no joint reactions",
+        models="the chassis as a free base body (6 dof) and each suspension unit (arm and wheel; sprocket, "
+               "idler on its slide, seat) a joint-coordinate chain subsystem reduced to effective mass and force "
+               "on it; a track's shoes stepped apart by the links' implicit Euler, coupled by contact; no joint "
+               "reactions of the chains",
         cost="reduced", paper="kim-2012", default_step=SYNTHESIS_STEP,
         default_integrator="synthesis-ab3-hht", integrators=tuple(SCHEME_INTEGRATORS),
-        option_prefixes=(), benchmark="", conformance_vehicle="robot-6x6", running_gear=("wheels",),
+        option_prefixes=(), benchmark="m113-flat", conformance_vehicle="robot-6x6", running_gear=("wheels", "tracks"),
         # measured against links on robot-6x6 (tests/integration/test_conformance.py), synthesis at its 2.5e-4 s
         # explicit-implicit, links at 5e-4 s: settle height 1.7e-5 m, pitch 0.0017 deg, drift 5e-5 m/s; bump
         # rise 1.7e-4 m, largest pitch 0.012 deg, mean speed 0.0011 m/s
@@ -171,7 +209,32 @@ class SynthesisFormulation:
             ("bump", "speed_mean_mps", 0.005,
              "the same PID driver and motors; the mean speed moves with the arms' traction jacking over the "
              "bump, integrated with different errors"),
-        ))
+        ),
+        # the M113 (tests/integration/test_conformance.py, further vehicles), synthesis at its 2.5e-4 s against
+        # links at 5e-4 s (python -m trackdyn.testing.conformance synthesis; docs/synthesis.md, "The M113 on
+        # synthesis"): settle height 1.4e-5 m, pitch 0.0005 deg, drift 1.3e-5 m/s; bump rise 5.4e-3 m, largest
+        # pitch 0.13 deg, mean speed 0.018 m/s
+        extra_conformance=(("m113", (
+            ("settle", "height_m", 1e-4,
+             "the links M113's bodies, contact and brakes with the hull and suspension in joint coordinates: the "
+             "static pose is the same, the rest is the integrators' residue of the drop after 3 s"),
+            ("settle", "pitch_deg", 0.01,
+             "the same static pitch on the same road-wheel loads; the drop's pitch oscillation decays under "
+             "different numerical damping (AB3 and HHT on the hull and arms, Euler on the shoes)"),
+            ("settle", "speed_mps", 1e-3,
+             "both stand on the same smooth brake law and the same shoe friction: the creep is the brake's, "
+             "not the integrators'"),
+            ("bump", "rise_m", 7e-3,
+             "the staggered coupling (the wheels see the shoes where their last acceleration takes them, the "
+             "shoes see the wheels' new motion) adds a step error in the bump's transient: 4.9 mm below links' "
+             "converged 58.3 mm rise at 2.5e-4 s, 1.7 mm at 1.25e-4 s"),
+            ("bump", "pitch_max_deg", 0.25,
+             "as the rise: the same pitch response with the coupling's step error, 0.08 deg above links' "
+             "converged 3.49 deg at 2.5e-4 s"),
+            ("bump", "speed_mean_mps", 0.03,
+             "the same PID driver and drivetrain; the mean speed moves with the shoes' slip over the bump, "
+             "integrated with different errors (0.011 m/s above links' converged 4.024 m/s)"),
+        )),))
 
     def defaults(self, options):
         return self.info.default_integrator, self.info.default_step
@@ -199,23 +262,48 @@ class SynthesisFormulation:
                              "of its own; it takes no saddle-point solver (leave 'direct')")
         self._options(sc)
         spec = sc.vehicle_spec()
-        if getattr(spec, "running_gear", "tracks") != "wheels":
-            raise ValueError(f"fidelity 'synthesis': vehicle {spec.name!r} runs on tracks; the synthesis fidelity "
-                             "builds wheeled vehicles only (docs/synthesis.md, Left to do)")
-        if getattr(spec, "seat", None) is not None:
-            raise ValueError(f"seat: vehicle {spec.name!r} has a seat on a prismatic joint; the 'synthesis' "
-                             "fidelity's subsystems are chains of revolutes (remove [seat] or use links)")
-        check_wheeled_scenario(sc, self.name, self.info.integrators)
+        if getattr(spec, "running_gear", "tracks") == "wheels":
+            check_wheeled_scenario(sc, self.name, self.info.integrators)
+        elif getattr(spec, "frame", None) is not None:
+            raise ValueError(f"fidelity 'synthesis': vehicle {spec.name!r} carries its running gear on an "
+                             "undercarriage frame ([frame]); a chain subsystem holds at most 4 bodies, fewer than "
+                             "the frame's wheels (use links or recursive)")
         if getattr(sc.driver, "kinematic", False) and sc.integrator == "synthesis-ab3":
             raise ValueError(f"scenario.driver = {sc.driver!r}: a prescribed wheel speed acts through a stiff servo "
                              "(1e6 N m s/rad on a 1.2 kg m² wheel) that the explicit 'synthesis-ab3' would need "
                              "h < 1e-6 s for; use 'synthesis-ab3-hht' (the servo in the implicit subsystems)")
 
+    def _build_tracked(self, sc, opts) -> Build:
+        """A tracked vehicle: the links model (the same bodies, joints, contact and drivetrain), its chassis
+        the base, each road-arm unit, sprocket, idler unit and roller a chain subsystem, the shoes stepped by
+        the links' implicit Euler with the rest prescribed (:class:`SynthesisTrackedStepper`)."""
+        from .fidelities import LINKS_CONSTRAINT_STIFFNESS
+
+        spec, terrain, geo, z0 = vehicle_placement(sc)
+        vm = build_vehicle(spec, origin=(sc.start_x, 0.0, z0), geometry=geo, speed=sc.speed)
+        add_vehicle_visuals(vm)
+        contact = vehicle_contact(vm, terrain, "smc")
+        m = vm.model
+        idx = {n: k for k, n in enumerate(m.body_names)}
+        drivetrain = vehicle_drivetrain(spec, idx, vm.sides, sc.driver)
+        system = SynthesisAbsoluteSystem(m, providers=[contact, ShoeTensions(vm.sides), drivetrain, *vm.providers],
+                                         coupling="diagonal")
+        chains, passive = tracked_chains(vm)
+        integrator = sc.integrator or self.info.default_integrator
+        options = {"chains": chains, "base": vm.chassis, "passive": passive,
+                   "scheme": SCHEME_INTEGRATORS[integrator],
+                   "track_options": {"constraint_stiffness": LINKS_CONSTRAINT_STIFFNESS}, **opts}
+        return Build(spec, vm, system, contact, drivetrain, SynthesisTrackedStepper, options)
+
     def build(self, sc) -> Build:
         opts = self._options(sc)
+        if getattr(sc.vehicle_spec(), "running_gear", "tracks") != "wheels":
+            return self._build_tracked(sc, opts)
         b = build_wheeled_scenario(sc, {}, system_cls=SynthesisAbsoluteSystem)
         vm = b.vehicle
         chains = [[vm.sides[s].arms[k], vm.sides[s].wheels[k]] for s in SIDES for k in range(len(vm.sides[s].arms))]
+        if SEAT_BODY in vm.model.body_names:  # the seat on its prismatic slide: a one-body chain on the chassis
+            chains.append([SEAT_BODY])
         integrator = sc.integrator or self.info.default_integrator
         options = {"chains": chains, "base": vm.chassis, "scheme": SCHEME_INTEGRATORS[integrator],
                    "fused": fused_vehicle_evaluation, **opts}

@@ -91,6 +91,10 @@ class FormulationInfo:
         The built-in vehicle of its conformance runs (and of the reference's
         runs it is held against): ``"m113"``, or a vehicle it can build where
         it cannot build the M113.
+    extra_conformance : tuple
+        ``(vehicle, rows)`` pairs: the same conformance on further built-in vehicles, each with its own
+        ``(scenario, metric, tolerance, reason)`` rows (the ``synthesis`` fidelity's M113 beside its
+        ``robot-6x6``).
     running_gear : tuple of str
         The running gear of the vehicles it builds: ``"tracks"`` (a
         :class:`~trackdyn.spec.vehicle.VehicleSpec`) and/or ``"wheels"`` (a
@@ -110,6 +114,7 @@ class FormulationInfo:
     event_step: float | None = None
     conformance_vehicle: str = "m113"
     running_gear: tuple = ("tracks",)
+    extra_conformance: tuple = ()
 
     def to_dict(self) -> dict:
         return {"models": self.models, "cost": self.cost, "paper": self.paper, "default_step_s": self.default_step,
@@ -118,7 +123,10 @@ class FormulationInfo:
                 "option_prefixes": list(self.option_prefixes), "benchmark": self.benchmark,
                 "conformance": [{"scenario": s, "metric": m, "tolerance": t, "reason": r}
                                 for s, m, t, r in self.conformance],
-                "conformance_vehicle": self.conformance_vehicle, "running_gear": list(self.running_gear)}
+                "conformance_vehicle": self.conformance_vehicle, "running_gear": list(self.running_gear),
+                "extra_conformance": [{"vehicle": v, "conformance": [
+                    {"scenario": s, "metric": m, "tolerance": t, "reason": r} for s, m, t, r in rows]}
+                    for v, rows in self.extra_conformance]}
 
 
 @dataclass

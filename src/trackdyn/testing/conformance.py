@@ -39,7 +39,7 @@ from ..spec.scenario import Scenario
 from ..terrain import Bump, Flat
 
 __all__ = ["CONFORMANCE_SCENARIOS", "REFERENCE", "conformance_scenario", "chassis_metrics", "run_conformance",
-           "conformance_plan",
+           "conformance_plan", "conformance_plans",
            "conformance_report",
            "compare", "Check"]
 
@@ -102,6 +102,19 @@ def conformance_plan(fidelity: str) -> tuple[str, tuple]:
     return info.conformance_vehicle, tuple(s for s in CONFORMANCE_SCENARIOS if s in named)
 
 
+def conformance_plans(fidelity: str) -> list:
+    """``[(vehicle, scenarios, rows)]``: the fidelity's conformance on its declared vehicle
+    (:func:`conformance_plan`, ``FormulationInfo.conformance``), then on each of its further vehicles
+    (``FormulationInfo.extra_conformance``), with the scenarios each vehicle's rows name."""
+    info = get_formulation(fidelity).info
+    vehicle, scenarios = conformance_plan(fidelity)
+    plans = [(vehicle, scenarios, tuple(info.conformance))]
+    for v, rows in info.extra_conformance:
+        named = {row[0] for row in rows}
+        plans.append((v, tuple(s for s in CONFORMANCE_SCENARIOS if s in named), tuple(rows)))
+    return plans
+
+
 def run_conformance(fidelity: str, vehicle=None, scenarios=None) -> dict:
     """``{scenario: {metric: value, "status": ..., "wall_time_s": ...}}`` of ``fidelity`` (by default on its
     :func:`conformance_plan`)."""
@@ -139,10 +152,11 @@ class Check:
         return math.isfinite(self.value) and abs(self.difference) <= self.tolerance
 
 
-def compare(fidelity: str, measured: dict, reference: dict) -> list:
-    """The :class:`Check` of every tolerance ``fidelity`` declares (``FormulationInfo.conformance``)."""
+def compare(fidelity: str, measured: dict, reference: dict, rows=None) -> list:
+    """The :class:`Check` of every tolerance ``fidelity`` declares (``FormulationInfo.conformance``, or the
+    ``rows`` given: those of a further vehicle, :func:`conformance_plans`)."""
     checks = []
-    for scenario, metric, tol, reason in get_formulation(fidelity).info.conformance:
+    for scenario, metric, tol, reason in (get_formulation(fidelity).info.conformance if rows is None else rows):
         ref = reference.get(scenario, {}).get(metric, float("nan"))
         val = measured.get(scenario, {}).get(metric, float("nan"))
         checks.append(Check(scenario, metric, float(ref), float(val), float(tol), reason))
@@ -156,18 +170,18 @@ def conformance_report(fidelities=None) -> dict:
     refs: dict = {}
     out = {"reference": {}, "fidelities": {}}
     for name in names:
-        vehicle, scenarios = conformance_plan(name)
-        if vehicle not in refs:
-            refs[vehicle] = run_conformance(REFERENCE, vehicle)
-            out["reference"][vehicle] = {REFERENCE: refs[vehicle]}
-        ref = refs[vehicle]
-        got = run_conformance(name)
-        checks = compare(name, got, ref)
-        out["fidelities"][name] = {
-            "vehicle": vehicle, "figures": got, "conforms": all(c.ok for c in checks),
-            "checks": [{"scenario": c.scenario, "metric": c.metric, "reference": c.reference, "value": c.value,
-                        "difference": c.difference, "tolerance": c.tolerance, "ok": c.ok, "reason": c.reason}
-                       for c in checks]}
+        for k, (vehicle, scenarios, rows) in enumerate(conformance_plans(name)):
+            if vehicle not in refs:
+                refs[vehicle] = run_conformance(REFERENCE, vehicle)
+                out["reference"][vehicle] = {REFERENCE: refs[vehicle]}
+            ref = refs[vehicle]
+            got = run_conformance(name, vehicle, scenarios)
+            checks = compare(name, got, ref, rows)
+            out["fidelities"][name if k == 0 else f"{name}@{vehicle}"] = {
+                "vehicle": vehicle, "figures": got, "conforms": all(c.ok for c in checks),
+                "checks": [{"scenario": c.scenario, "metric": c.metric, "reference": c.reference, "value": c.value,
+                            "difference": c.difference, "tolerance": c.tolerance, "ok": c.ok, "reason": c.reason}
+                           for c in checks]}
     return out
 
 
