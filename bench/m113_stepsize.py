@@ -2,7 +2,7 @@
 
 Usage: python bench/m113_stepsize.py [--t-end 2.0] [--settle 0.5] [--steps 2e-4 5e-4 1/1100 1e-3] [--tol 1e-3]
                                     [--integrator theta-linearized] [--theta 0.5] [--record all|wheels]
-                                    [--repeats 3] [--explicit-contact] [--perturb 1e-5]
+                                    [--repeats 3] [--explicit-contact] [--perturb 1e-5] [--fidelity synthesis]
        python bench/m113_stepsize.py --nsc [--h-ref 5e-4] [--friction coulomb|anitescu] [--compliance C] [--steps ...]
 
 A step is a number or a fraction (``1/1100``): the output step, 10 ms, must be a multiple of it.
@@ -11,6 +11,7 @@ A step is a number or a fraction (``1/1100``): the output step, 10 ms, must be a
 import argparse
 import json
 
+from trackdyn.io.results import write_json_atomic
 from trackdyn.testing.benchmarks_vehicle import m113_stepsize, step_size_arg
 
 
@@ -46,6 +47,9 @@ if __name__ == "__main__":
     ap.add_argument("--friction", choices=["coulomb", "anitescu"], default=None, help="NSC friction (with --nsc)")
     ap.add_argument("--compliance", type=float, default=None,
                     help="NSC contact compliance, m/N (with --nsc; default the links fidelity's 1e-7, 0: rigid)")
+    ap.add_argument("--fidelity", default="links",
+                    help="the fidelity of the larger steps (its own integrator unless --integrator is given); the "
+                         "reference stays links at 1e-4 s")
     ap.add_argument("--json", default=None, help="also write the result to this file")
     a = ap.parse_args()
     opts = {} if a.theta is None else {"theta": a.theta}
@@ -59,9 +63,7 @@ if __name__ == "__main__":
     else:
         kw = {"integrator": a.integrator, "options": opts, "explicit_contact": a.explicit_contact}
     out = m113_stepsize(t_end=a.t_end, settle=a.settle, steps=tuple(a.steps), tol=a.tol, h_ref=h_ref,
-                        record=a.record, repeats=a.repeats, perturb=a.perturb, **kw)
-    text = json.dumps(out, indent=2, default=str)
+                        record=a.record, repeats=a.repeats, perturb=a.perturb, fidelity=a.fidelity, **kw)
     if a.json:
-        with open(a.json, "w") as fh:
-            fh.write(text + "\n")
-    print(text)
+        write_json_atomic(a.json, out)
+    print(json.dumps(out, indent=2, default=str))

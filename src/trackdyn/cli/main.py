@@ -88,6 +88,10 @@ def bench(
                                           "benchmark's)."),
     peer_step: Optional[float] = typer.Option(None, "--peer-step", help="With --peers: the peer's step, s "
                                               "(default: trackdyn's)."),
+    fidelity: Optional[str] = typer.Option(None, "--fidelity", help="The vehicle's fidelity, for benchmarks "
+                                           "that take one (m113-flat; default links)."),
+    step: Optional[float] = typer.Option(None, "--step", help="Step size, s, for benchmarks that take one "
+                                         "(default: the benchmark's)."),
 ):
     """Run a benchmark and print wall time per step and per simulated second.
 
@@ -102,6 +106,10 @@ def bench(
         typer.echo(f"unknown benchmark {name!r}; choose one of: {', '.join(sorted(BENCHMARKS))}", err=True)
         raise typer.Exit(1)
     kwargs = {} if t_end is None else {"t_end": t_end}
+    if peers and (fidelity is not None or step is not None):
+        typer.echo("--peers compares the benchmark's own set-up (links, its step; --peer-step for the peer's): "
+                   "drop --fidelity and --step", err=True)
+        raise typer.Exit(1)
     if peers:
         from ..testing import benchmarks_peers as BP
 
@@ -125,6 +133,20 @@ def bench(
     if kwargs and "t_end" not in inspect.signature(BENCHMARKS[name]).parameters:
         typer.echo(f"benchmark {name!r} takes no --t-end", err=True)
         raise typer.Exit(1)
+    for flag, key, val in (("--fidelity", "fidelity", fidelity), ("--step", "step", step)):
+        if val is None:
+            continue
+        if key not in inspect.signature(BENCHMARKS[name]).parameters:
+            typer.echo(f"benchmark {name!r} takes no {flag}", err=True)
+            raise typer.Exit(1)
+        kwargs[key] = val
+    if fidelity is not None:
+        from ..formulations.contract import formulation_names
+
+        if fidelity not in formulation_names():
+            typer.echo(f"--fidelity {fidelity!r}: not a registered fidelity; choose one of "
+                       f"{', '.join(formulation_names())}", err=True)
+            raise typer.Exit(1)
     out = run_benchmark(name, **kwargs)
     rows = out.get("runs", [out])
     if as_json or not all("split_ms" in r and "ms_per_step" in r for r in rows):

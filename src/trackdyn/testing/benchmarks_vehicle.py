@@ -132,7 +132,7 @@ def _load() -> list:
 def m113_flat(t_end: float = 2.0, step: float = 1e-4, settle: float = 0.5, segments: int = 3,
               solver: str = "direct", output_step: float = 0.01, explicit_contact: bool = False,
               results: list | None = None, repeats: int | None = None,
-              integrator: str = "euler-implicit-linearized", options: dict | None = None) -> dict:
+              integrator: str | None = None, options: dict | None = None, fidelity: str = "links") -> dict:
     """Cruise at 4.2 m/s on flat ground: one run of ``segments`` consecutive segments of ``t_end`` s after settling.
 
     The headline ``ms_per_step`` / ``wall_per_sim`` is the mean over the whole measured run (all segments,
@@ -141,8 +141,9 @@ def m113_flat(t_end: float = 2.0, step: float = 1e-4, settle: float = 0.5, segme
     spread between them is the machine's, not the model's). ``repeats`` is the old name of ``segments``
     (deprecated). ``explicit_contact``: the contact forces act explicitly (scenario option
     ``contact.implicit = false``, Chrono's SMC default), from the drop on. ``integrator`` and ``options``
-    (e.g. ``"theta-linearized"``, ``{"theta": 0.5}``) run from the drop on too. ``results``: a list that
-    receives each segment's :class:`Result`.
+    (e.g. ``"theta-linearized"``, ``{"theta": 0.5}``) run from the drop on too (None: the fidelity's default,
+    ``euler-implicit-linearized`` on links). ``fidelity``: the vehicle's fidelity (``trackdyn bench m113-flat
+    --fidelity synthesis``). ``results``: a list that receives each segment's :class:`Result`.
     """
     if repeats is not None:
         warnings.warn("m113_flat: 'repeats' is deprecated, use 'segments' (they are consecutive segments of one "
@@ -152,7 +153,7 @@ def m113_flat(t_end: float = 2.0, step: float = 1e-4, settle: float = 0.5, segme
         raise ValueError(f"m113_flat: segments must be a positive integer, got {segments!r}")
     t0 = time.perf_counter()
     prep = settled_cruise(settle, step, solver=solver, output_step=output_step, integrator=integrator,
-                          options={**(options or {}), **_contact_options(explicit_contact)})
+                          options={**(options or {}), **_contact_options(explicit_contact)}, fidelity=fidelity)
     settle_wall = time.perf_counter() - t0
     parts, dts = [], []
     for _ in range(segments):
@@ -162,13 +163,14 @@ def m113_flat(t_end: float = 2.0, step: float = 1e-4, settle: float = 0.5, segme
         r["load_after"] = _load()
         parts.append(r)
         dts.append(dt)
-    share = _contact_detection_share(prep)
+    absolute = hasattr(prep.sim.system, "pattern")  # a KKT system (links, synthesis); not recursive's
+    share = _contact_detection_share(prep) if absolute else float("nan")
     for r in parts:
         r["split_named_ms"] = _split_named(r, share)
     s = prep.sim.system
-    out = {"benchmark": "m113-flat", "integrator": prep.sim.integrator.name, "solver": solver,
+    out = {"benchmark": "m113-flat", "fidelity": fidelity, "integrator": prep.sim.integrator.name, "solver": solver,
            "explicit_contact": bool(explicit_contact), "bodies": s.nb,
-           "constraint_rows": s.nc, "kkt_unknowns": s.pattern.n, "settle_s": settle,
+           "constraint_rows": s.nc, "kkt_unknowns": s.pattern.n if absolute else None, "settle_s": settle,
            "settle_wall_s": settle_wall, "contact_detection_share": share,
            "contacts_at_end": int(prep.contact.glob_out[0]), "machine": machine_info()}
     out.update(_pooled(parts, np.concatenate(dts)))
@@ -203,7 +205,7 @@ def m113_stepsize(t_end: float = 2.0, settle: float = 0.5, steps=(2e-4, 5e-4, 1e
                   h_ref: float = 1e-4, explicit_contact: bool = False,
                   integrator: str = "euler-implicit-linearized", options: dict | None = None,
                   record: str = "all", repeats: int = 1, perturb: float = 0.0, contact_method: str = "smc",
-                  nsc_options: dict | None = None) -> dict:
+                  nsc_options: dict | None = None, fidelity: str = "links") -> dict:
     """Largest step whose road-wheel vertical trajectories stay within ``tol`` (m) of the ``h_ref`` run.
 
     With ``contact_method="nsc"`` every run, the reference included, is the NSC M113 (scenario options
@@ -223,6 +225,9 @@ def m113_stepsize(t_end: float = 2.0, settle: float = 0.5, steps=(2e-4, 5e-4, 1e
     signs per entry) before every run, the reference included: runs with a few values show how much the
     error itself moves with the state it starts from (an error near the tolerance is then a spread, not a
     figure).
+    ``fidelity``: the fidelity of the runs other than the reference (its own integrator unless ``integrator``
+    is given; e.g. ``"synthesis"``), all of them starting from the links reference's settled state (the same
+    bodies in the same order).
     """
     if record not in ("all", "wheels"):
         raise ValueError(f"m113_stepsize: record must be 'all' or 'wheels', got {record!r}")
@@ -252,6 +257,9 @@ def m113_stepsize(t_end: float = 2.0, settle: float = 0.5, steps=(2e-4, 5e-4, 1e
             kw = ref_kw
             if ref is not None and not nsc:
                 kw = {"integrator": integrator, "options": {**(options or {}), **_contact_options(explicit_contact)}}
+                if fidelity != "links":
+                    kw = {"fidelity": fidelity, "options": dict(options or {}),
+                          **({"integrator": integrator} if integrator != "euler-implicit-linearized" else {})}
             prep = _prepare(cruise_scenario(step=h, output_step=0.01, record=patterns, **kw))
             prep.sim.state = state0.copy()
             it = prep.sim.integrator
@@ -288,7 +296,7 @@ def m113_stepsize(t_end: float = 2.0, settle: float = 0.5, steps=(2e-4, 5e-4, 1e
         runs.append(row)
     passing = [r for r in runs[1:] if r.get("max_wheel_z_error_m", np.inf) <= tol]
     best = max(passing, key=lambda r: r["step_size_s"]) if passing else runs[0]
-    return {"benchmark": "m113-stepsize", "contact_method": contact_method,
+    return {"benchmark": "m113-stepsize", "fidelity": fidelity, "contact_method": contact_method,
             "integrator": "nsc-euler" if nsc else integrator,
             "options": dict(ref_kw["options"]) if nsc else dict(options or {}), "h_ref_s": h_ref,
             "explicit_contact": bool(explicit_contact), "tolerance_m": tol, "record": record,
