@@ -723,6 +723,23 @@ def apc_joints_cost():
                                                  "cpu_ratio_median": r["cpu_ratio_median"]}, "mismatches": []}
 
 
+@producer("synthesis-m113-cost", "docs/synthesis.md (The M113 on synthesis: synthesis at 2.5e-4 s against links' "
+                                 "Euler at 5e-4 s, their largest steps within 1 mm; side by side, the segments "
+                                 "alternating; docs/synthesis/m113_cost.json; about 2 min)")
+def synthesis_m113_cost():
+    """`python bench/synthesis_m113_cost.py --segments 4 --t-end 0.5` into docs/synthesis/m113_cost.json."""
+    args = ["--segments", "4", "--t-end", "0.5", "--json", "docs/synthesis/m113_cost.json"]
+    out = subprocess.run([sys.executable, "bench/synthesis_m113_cost.py", *args], capture_output=True, text=True,
+                         cwd=HERE.parent)
+    if out.returncode != 0:
+        raise RuntimeError(f"bench/synthesis_m113_cost.py: exit {out.returncode}: {out.stderr[-2000:]}")
+    r = json.loads((HERE / "synthesis" / "m113_cost.json").read_text(encoding="utf-8"))
+    fig = {x["fidelity"]: {"step_s": x["step_size_s"], "wall_per_sim": x["wall_per_sim"],
+                           "cpu_per_sim": x["cpu_per_sim"], "cpu_ratio_to_links": x["cpu_ratio_to_links"]}
+           for x in r["runs"]}
+    return {"command": r["command"], "figures": fig, "mismatches": []}
+
+
 @producer("joints-study", "docs/joints.md (wallin-shabana-2013 Figs. 8-16 on the APC: the chassis, a link's path, "
                           "a pin's raw and 30 Hz filtered forces, the penalty deformation, the CPU-time table; "
                           "docs/joints/joints.json and the figures in docs/joints/; about 30 min)")
