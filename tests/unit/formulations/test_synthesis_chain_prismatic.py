@@ -21,6 +21,7 @@ from trackdyn.formulations.synthesis import ChainSynthesis, SynthesisAbsoluteSys
 from trackdyn.math.quaternion import quat_from_axis_angle
 from trackdyn.mbs import Model, Prismatic, Revolute, RSDA, TSDA
 from trackdyn.mbs.model import State
+from test_synthesis_chain import _kkt  # the dense KKT of the absolute formulation (same folder)
 
 SLIDE_AXIS = np.array([0.9, 0.1, 0.4]) / np.linalg.norm([0.9, 0.1, 0.4])
 ARM_AXIS = np.array([0.2, 1.0, 0.1]) / np.linalg.norm([0.2, 1.0, 0.1])
@@ -99,22 +100,6 @@ def _generic_state(system, cs, seed=1):
     th[:, :3] += rng.normal(0.0, 0.01, (2, 3)) * (cs.ch_type[:, :3] >= 0)
     q, v = cs.pose(q0, v0, th, thd, q=system.q0.copy(), v=system.v0.copy())
     return State(0.3, q, v, np.zeros(system.nc), np.zeros((system.nb, 6)), {})
-
-
-def _kkt(system, state, f):
-    """Dense KKT matrix and right-hand side of the absolute formulation at ``state`` with forces f (nb, 6)."""
-    s = system
-    s.update_kinematics(state.q, state.v)
-    s.update_drivers(state.t)
-    s.eval_constraints(want_gamma=True)
-    J = s.dense_jacobian()
-    nb, nc = s.nb, s.nc
-    M = np.zeros((6 * nb, 6 * nb))
-    for k in range(nb):
-        M[6 * k:6 * k + 3, 6 * k:6 * k + 3] = s.mass[k] * np.eye(3)
-        M[6 * k + 3:6 * k + 6, 6 * k + 3:6 * k + 6] = s.inertia[k]
-    K = np.block([[M, J.T], [J, np.zeros((nc, nc))]])
-    return K, np.concatenate([f.ravel(), s.gamma]), J
 
 
 def _kkt_accelerations(system, state, f):
