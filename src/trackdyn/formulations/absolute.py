@@ -364,9 +364,62 @@ class AbsoluteSystem:
         with threadpool_limits(limits=1):
             _, Rm, piv = sla.qr(Js[order].T, mode="economic", pivoting=True)
         d = np.abs(np.diag(Rm))
-        rank = int(np.sum(d > 1e-9 * max(d[0], 1.0))) if len(d) else 0
+        tol = 1e-9 * max(d[0], 1.0) if len(d) else 0.0
+        rank = int(np.sum(d > tol)) if len(d) else 0
         keep = np.sort(order[piv[:rank]])
+        if rank < len(order):
+            # the left null space of the rows (one column per redundancy), from the same factorisation
+            R11, R12 = Rm[:rank, :rank], Rm[:rank, rank:]
+            N = np.zeros((len(order), len(order) - rank))
+            N[order[piv[:rank]]] = -sla.solve_triangular(R11, R12)
+            N[order[piv[rank:]]] = np.eye(len(order) - rank)
+            by_joint = self._rows_by_joint(np.linalg.qr(N)[0], order)
+            if by_joint is not None:
+                keep = by_joint
         return self.row_index[keep]
+
+    def _rows_by_joint(self, N, order, tol=1e-8):
+        """Independent rows that drop a closed loop's redundant rows together from the joint that closes it.
+
+        ``N`` (nc, r): an orthonormal basis of the rows' left null space (``Nᵀ J = 0``, one column per
+        redundancy); ``order``: the rows, drivers first. Going back from the last joint (in ``order``), each
+        joint's rows on which the null vectors left are not zero are dropped, those with the largest
+        components first (pivoted QR of its block of N, ``tol`` on its pivots), and the null vectors that do
+        not vanish on them are removed. The dropped set D then has ``N_D`` block-triangular with square
+        non-singular diagonal blocks, so the rows kept are independent; None if r rows could not be so
+        dropped (a rank at the tolerance: the caller keeps the pivoted set).
+
+        Why by joint: the kept rows stay independent exactly while ``N_D`` is non-singular, and N moves with
+        the pose. A planar loop of revolutes has three redundancies, its self-equilibrated out-of-plane
+        reactions (a force along the loop's normal n, two moments in its plane). Dropping the closing joint's
+        out-of-plane translation row and its two perpendicularity (DP1) rows, as the recursive formulation drops
+        its cut joint's, gives ``N_D ~ [[n_c, 0], [ℓ_1, u_1], [ℓ_2, u_2]]`` with ``u_1 ⊥ u_2`` the DP1 rows'
+        moment axes through the one joint point: determinant ``±n_c`` (n's component on the dropped row's world
+        axis c), whatever the loop does. Three DP1 rows of three joints (which a global pivoted QR picks among
+        a loop's equivalent rows by round-off) give three moment axes through three joint points in the loop's
+        plane, singular whenever the three lines meet in one point, which the links, turning round the loop,
+        bring about (the sprung hull's at 0.182 s, docs/recursive.md).
+        """
+        groups = [order[:len(self.driver_rows)]] if len(self.driver_rows) else []
+        free = order[len(self.driver_rows):]
+        joint = self.row_joint[free]
+        groups += [free[joint == jk] for jk in np.unique(joint)]
+        dropped = []
+        for g in reversed(groups):
+            if N.shape[1] == 0:
+                break
+            A = N[g]
+            if not np.max(np.abs(A)) > tol:
+                continue
+            _, Ra, pa = sla.qr(A.T, mode="economic", pivoting=True)
+            m = int(np.sum(np.abs(np.diag(Ra)) > tol))
+            dropped.extend(g[pa[:m]].tolist())
+            # the null vectors left: those vanishing on the rows just dropped
+            _, _, Vt = np.linalg.svd(A[pa[:m]])
+            N = np.linalg.qr(N @ Vt[m:].T)[0]
+        if N.shape[1]:
+            return None
+        return np.setdiff1d(np.arange(len(order)), dropped)
 
     def _dp1_groups(self) -> np.ndarray:
         """``end[r]``: one past the last row summed with row r in the joints' geometric stiffness
