@@ -329,7 +329,9 @@ def crawler(
     settle: float = typer.Option(0.5, "--settle", help="Settling with the sprocket held before the ramp, s."),
     hold: float = typer.Option(2.5, "--hold", help="Time at full speed after the ramp, s (>= 1: the steady "
                                                    "figures average the last second)."),
-    step: Optional[float] = typer.Option(None, "--step", help="Time step, s (default: the links fidelity's own)."),
+    fidelity: str = typer.Option("links", "--fidelity", help="Track model: a registered fidelity that takes "
+                                                              "prescribed sprocket speeds (links, recursive)."),
+    step: Optional[float] = typer.Option(None, "--step", help="Time step, s (default: the fidelity's own)."),
     out: Optional[Path] = typer.Option(None, "--out", help="Folder for crawler.json and the figures "
                                                            "(default: crawler-VEHICLE)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
@@ -350,7 +352,7 @@ def crawler(
                 typer.echo(f"{direction}: {row['status']}, {row['wall_per_sim']:.2f} s wall per simulated s", err=True)
 
         res = track_only_study(vehicle=vehicle, speed=speed, ramp=ramp, settle=settle, hold=hold, step=step,
-                               progress=progress)
+                               progress=progress, fidelity=fidelity)
     except (ValueError, RuntimeError) as err:
         typer.echo(str(err), err=True)
         raise typer.Exit(1)
@@ -358,6 +360,7 @@ def crawler(
     figures = write_track_only_study(res, folder)
     doc = {k: res[k] for k in ("settings", "runs", "summary", "closed_form", "paper")}
     doc["command"] = ("trackdyn study crawler --track-only" + (f" --vehicle {vehicle}" if vehicle != "crawler" else "")
+                      + (f" --fidelity {fidelity}" if fidelity != "links" else "")
                       + (f" --out {out}" if out is not None else ""))
     doc["figures"] = [Path(f).name for f in figures]
     doc["out"] = str(folder)

@@ -3,7 +3,8 @@
 The paper drives its crawler's track subsystem on flat ground with the sprocket's speed rising linearly from
 rest to 3.14 rad/s in 0.75 s, once forwards (Fig. 13) and once in reverse (Fig. 14). Its text does not say what
 the two figures plot, nor give a number read from them. :func:`track_only_study` runs the same two manoeuvres
-on the ``links`` fidelity (absolute coordinates; the ``recursive`` fidelity will reuse the scenario):
+on the ``links`` fidelity (absolute coordinates) by default, or on any fidelity whose check takes the scenario
+(``fidelity``; ``recursive`` with its ``recursive-rk4`` and the sprockets' speed servo):
 
 - **the track subsystem alone**: the vehicle subsystem frozen into one rigid undercarriage (``frame.locked``:
   each undercarriage frame welded to the chassis at its pivot, no spring), so that what moves relative to it is
@@ -43,7 +44,7 @@ from pathlib import Path
 import numpy as np
 
 from ..driver import SprocketSpeed
-from ..formulations.contract import get_formulation
+from ..formulations.contract import check_running_gear, get_formulation
 from ..math.quaternion import quat_to_matrix
 from ..sim.run import prepare
 from ..spec.io import get as get_vehicle
@@ -78,9 +79,12 @@ def _in_chassis(s: dict, names: list[str]) -> np.ndarray:
 
 
 def track_only_study(vehicle: str = "crawler", speed: float = 3.14, ramp: float = 0.75, settle: float = 0.5,
-                     hold: float = 2.5, step: float | None = None, side: str = "left", progress=None) -> dict:
-    """Run the forward and reverse manoeuvres (module docstring). Returns ``{"settings", "runs", "series", "t",
-    "summary", "closed_form", "paper"}``; ``progress(direction, row)`` is called after each run."""
+                     hold: float = 2.5, step: float | None = None, side: str = "left", progress=None,
+                     fidelity: str = "links") -> dict:
+    """Run the forward and reverse manoeuvres (module docstring) on ``fidelity`` (a registered fidelity whose
+    check takes both scenarios, prescribed sprocket speeds included; ValueError naming it and the reason
+    otherwise, before any run). Returns ``{"settings", "runs", "series", "t", "summary", "closed_form",
+    "paper"}``; ``progress(direction, row)`` is called after each run."""
     for name, v in (("speed", speed), ("ramp", ramp), ("hold", hold)):
         if not (math.isfinite(v) and v > 0):
             raise ValueError(f"crawler study: {name} = {v!r}: must be a positive number")
@@ -95,8 +99,12 @@ def track_only_study(vehicle: str = "crawler", speed: float = 3.14, ramp: float 
         raise ValueError(f"crawler study: vehicle {vehicle!r} has no tracks")
     if spec.frame is not None:
         spec = spec.replace({"frame.locked": True})
+    try:
+        formulation = get_formulation(fidelity)
+    except ValueError as err:
+        raise ValueError(f"crawler study: fidelity = {fidelity!r}: not a registered fidelity ({err})") from None
     if step is None:
-        step = get_formulation("links").defaults({})[1]
+        step = formulation.defaults({})[1]
     every = max(1, int(round(RECORD_INTERVAL / step)))
     t_end = settle + ramp + hold
     n = spec.sprocket.n_teeth
@@ -105,11 +113,20 @@ def track_only_study(vehicle: str = "crawler", speed: float = 3.14, ramp: float 
     closed = {"track_speed_mps": n * pitch * speed / (2 * math.pi), "pitch_circle_speed_mps": rp * speed,
               "chordal_ripple": 1.0 - math.cos(math.pi / n), "chordal_first_harmonic": _chordal_first_harmonic(n),
               "tooth_frequency_hz": n * speed / (2 * math.pi)}
+    scenarios = {direction: Scenario(vehicle=spec, fidelity=fidelity, terrain=Flat(),
+                                     driver=SprocketSpeed.ramp(settle, settle + ramp, sign * speed), t_end=t_end,
+                                     step=step, output_step=every * step, record=_record(side),
+                                     name=f"crawler-track-only-{direction}")
+                 for direction, sign in (("forward", 1.0), ("reverse", -1.0))}
+    for sc in scenarios.values():  # both refused before either runs
+        try:
+            check_running_gear(fidelity, spec)
+            formulation.check(sc)
+        except ValueError as err:
+            raise ValueError(f"crawler study: fidelity = {fidelity!r} cannot run the track-only study, whose "
+                             f"sprocket speeds are prescribed (SprocketSpeed): {err}") from None
     rows, series, times = {}, {}, {}
-    for direction, sign in (("forward", 1.0), ("reverse", -1.0)):
-        sc = Scenario(vehicle=spec, fidelity="links", terrain=Flat(),
-                      driver=SprocketSpeed.ramp(settle, settle + ramp, sign * speed), t_end=t_end, step=step,
-                      output_step=every * step, record=_record(side), name=f"crawler-track-only-{direction}")
+    for direction, sc in scenarios.items():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the closed loops' redundant pin rows
             prep = prepare(sc)
@@ -124,7 +141,7 @@ def track_only_study(vehicle: str = "crawler", speed: float = 3.14, ramp: float 
         times[direction] = np.asarray(res.t, dtype=float)
         if progress is not None:
             progress(direction, rows[direction])
-    out = {"settings": {"vehicle": vehicle, "fidelity": "links", "track_only": True, "frame_locked": spec.frame is not None,
+    out = {"settings": {"vehicle": vehicle, "fidelity": fidelity, "track_only": True, "frame_locked": spec.frame is not None,
                         "sprocket_speed_radps": speed, "ramp_s": ramp, "settle_s": settle, "hold_s": hold,
                         "t_end_s": t_end, "step_s": step, "record_interval_s": every * step, "side": side,
                         "n_teeth": n, "pitch_m": pitch, "pitch_radius_m": rp, "shoes": spec.shoes.count,
