@@ -373,7 +373,8 @@ class AbsoluteSystem:
             N = np.zeros((len(order), len(order) - rank))
             N[order[piv[:rank]]] = -sla.solve_triangular(R11, R12)
             N[order[piv[rank:]]] = np.eye(len(order) - rank)
-            by_joint = self._rows_by_joint(np.linalg.qr(N)[0], order)
+            with threadpool_limits(limits=1):  # as above: the same choice in every process
+                by_joint = self._rows_by_joint(np.linalg.qr(N)[0], order)
             if by_joint is not None:
                 keep = by_joint
         return self.row_index[keep]
