@@ -13,7 +13,9 @@ and evaluates, for a state ``(t, q, v)``:
 It knows nothing about time stepping; integrators combine these stages.
 Redundant constraint rows (e.g. a planar loop of 3-D revolutes) are found once
 at build time by a rank-revealing QR of the Jacobian and removed, with a
-warning naming the joints (as Adams does).
+warning naming the joints (as Adams does): each loop's from the joint that
+closes it (``_rows_by_joint``), a choice that stays independent as the loop
+moves (docs/recursive.md, "The rows kept of redundant loops").
 """
 
 from __future__ import annotations
