@@ -485,6 +485,16 @@ class AbsoluteSystem:
             cK, cD, data, bound_call(FK.body_forces, self.mass, self.inertia, v, self.gravity, self.f),
             tuple(blocks), stiff, bound_call(_scatter_rows, self.J, self.pattern.row_slot, data))
 
+    def set_regularization(self, value: float) -> None:
+        """Change ``δ`` of the KKT matrix (the ``regularization`` parameter) of a built system, e.g. one a
+        fidelity built: its bias on the multipliers, of order ``δ λ``, is what separates the absolute and the
+        recursive formulations' tight-tolerance runs (docs/recursive.md)."""
+        d = float(value)
+        if not (np.isfinite(d) and d >= 0.0):
+            raise ValueError(f"regularization = {value!r}: expected a finite number >= 0")
+        self.base_data[self.pattern.reg_slot] += self.regularization - d
+        self.regularization = d
+
     def update_kinematics(self, q, v):
         k = self.kin
         if q is self.q_step and v is self.v_step:
