@@ -21,7 +21,7 @@ from trackdyn.formulations.synthesis import ChainSynthesis, SynthesisAbsoluteSys
 from trackdyn.math.quaternion import quat_from_axis_angle
 from trackdyn.mbs import Model, Prismatic, Revolute, RSDA, TSDA
 from trackdyn.mbs.model import State
-from test_synthesis_chain import _kkt  # the dense KKT of the absolute formulation (same folder)
+from test_synthesis_chain import _kkt, check_velocity_transformation  # (same folder)
 
 SLIDE_AXIS = np.array([0.9, 0.1, 0.4]) / np.linalg.norm([0.9, 0.1, 0.4])
 ARM_AXIS = np.array([0.2, 1.0, 0.1]) / np.linalg.norm([0.2, 1.0, 0.1])
@@ -204,37 +204,12 @@ def test_slide_acceleration_against_the_relative_motion(slide):
 def test_velocity_transformation_against_finite_differences(slide):
     """Jb (the bodies' velocities in the base velocity and the joint rates) against central differences of
     the pose along the joint coordinates and the base's exponential map."""
-    from trackdyn.mbs._kernels import advance_positions_dq
-
     system, cs = slide
     state = _generic_state(system, cs, seed=4)
-    q0, v0, th, thd = cs.coordinates(state.q, state.v)
-    cs.evaluate(state.t, q0, v0, th, thd, state)
     rng = np.random.default_rng(4)
     Y = rng.normal(size=6)
-    U = rng.normal(size=th.shape) * (cs.ch_type >= 0)
-    eps = 1e-6
-
-    def pos(sign):
-        qb = np.zeros((1, 7))
-        advance_positions_dq(q0[None], sign * eps * Y[None], qb)
-        q, _ = cs.pose(qb[0], v0, th + sign * eps * U, thd, q=np.zeros_like(state.q), v=np.zeros_like(state.v))
-        return q
-
-    qp, qm = pos(1.0), pos(-1.0)
-    for i, chain in enumerate(cs.chains):
-        for j, nm in enumerate(chain):
-            b = system.model.body_names.index(nm)
-            vel = cs.Jb[i, j] @ np.concatenate([Y, U[i]])
-            fd_r = (qp[b, :3] - qm[b, :3]) / (2 * eps)
-            rho = (qp[b, 3:] + qm[b, 3:]) / 2
-            d = (qp[b, 3:] - qm[b, 3:]) / (2 * eps)
-            p = np.array([rho[0], -rho[1], -rho[2], -rho[3]])
-            om = 2 * np.array([p[0] * d[1] + p[1] * d[0] + p[2] * d[3] - p[3] * d[2],
-                               p[0] * d[2] - p[1] * d[3] + p[2] * d[0] + p[3] * d[1],
-                               p[0] * d[3] + p[1] * d[2] - p[2] * d[1] + p[3] * d[0]])
-            assert np.abs(fd_r - vel[:3]).max() < 1e-7 * (1 + np.abs(vel).max()), (nm, fd_r, vel[:3])
-            assert np.abs(om - vel[3:]).max() < 1e-7 * (1 + np.abs(vel).max()), (nm, om, vel[3:])
+    U = rng.normal(size=(cs.n, cs.K.NBS)) * (cs.ch_type >= 0)
+    check_velocity_transformation(system, cs, state, U, Y)
     # the slide column: a pure translation along the parent-carried axis, no rotation
     R0 = _R(state.q[0, 3:])
     a_w = R0 @ _R(system.q0[0, 3:]).T @ SLIDE_AXIS
