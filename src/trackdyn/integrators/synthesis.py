@@ -94,8 +94,7 @@ class SynthesisStepper(Integrator):
         if not hasattr(system, "chain_synthesis"):
             raise ValueError(f"integrator 'synthesis': the system ({type(system).__name__}) has no chain_synthesis(); "
                              "step a SynthesisAbsoluteSystem (trackdyn.formulations.synthesis)")
-        self.cs = system.chain_synthesis(base, chains, passive=passive) if passive else \
-            system.chain_synthesis(base, chains)
+        self.cs = system.chain_synthesis(base, chains, passive=passive)
         n = self.cs.n
         NBS = self.cs.K.NBS
         mask = np.zeros((n, NBS), bool)
@@ -432,13 +431,12 @@ class SynthesisTrackedStepper(SynthesisStepper):
         return new
 
     def _new_state(self, state, t1, q0, v0, th1, thd1):
-        from ..mbs.model import State
-
+        # the synthesis' bodies at t_{n+1}: their velocities prescribed to the shoes' Euler step (which returns
+        # them exactly), their positions the synthesis' own (Euler's q ⊕ h v differs from AB3/HHT's)
         q, v = self.cs.pose(q0, v0, th1, thd1, q=state.q.copy(), v=state.v.copy())
-        free = ~self._pas
         self._xf[:6 * self.system.nb] = v.reshape(-1)
         new = self.track._step_impl(state)
+        free = ~self._pas
         new.q[free] = q[free]
-        new.v[free] = v[free]
         self._hold(new.q, new.v)
-        return State(t1, new.q, new.v, new.lam, new.acc, dict(state.extra))
+        return new

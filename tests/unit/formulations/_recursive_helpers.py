@@ -136,3 +136,16 @@ def accelerations_against_absolute(sys, a, seed):
     qdd, _ = sys.accelerations(0.0, q, qd)
     qa, va, aa = sys.to_absolute(q, qd, qdd)
     return aa, absolute_accelerations(a, qa, va)
+
+
+def joint_rate_trace(system, k, h, t_end):
+    """(t, q̇_k) of ``system``'s joint coordinate k over ``t_end`` under ``RecursiveRK4`` at step h (a disc's
+    speed in the brake and servo tests)."""
+    stepper = RecursiveRK4(system, h)
+    st = system.initial_state()
+    ts, ws = [0.0], [float(st.extra["recursive.qd"][k])]
+    for _ in range(int(round(t_end / h))):
+        st = stepper.step(st)
+        ts.append(st.t)
+        ws.append(float(st.extra["recursive.qd"][k]))
+    return np.array(ts), np.array(ws)

@@ -18,7 +18,7 @@ import pytest
 from trackdyn.assembly.recursive_fidelity import _BrakeLaw
 from trackdyn.driver import Brake
 from trackdyn.formulations.recursive_spatial import RecursiveSpatialSystem
-from trackdyn.integrators.recursive import RecursiveRK4
+from _recursive_helpers import joint_rate_trace  # (same folder)
 from trackdyn.mbs.joints import Fixed, Revolute
 from trackdyn.mbs.model import Model
 from trackdyn.powertrain import BRAKE_SPEED, Drivetrain
@@ -48,14 +48,7 @@ def _exact(t, omega0):
 def _run(h, t_end, omega0=2.0, implicit=True):
     """(t, ω) of the first disc over ``t_end`` at step h."""
     system, k = _braked_discs(omega0, implicit)
-    stepper = RecursiveRK4(system, h)
-    st = system.initial_state()
-    ts, ws = [0.0], [float(st.extra["recursive.qd"][k])]
-    for _ in range(int(round(t_end / h))):
-        st = stepper.step(st)
-        ts.append(st.t)
-        ws.append(float(st.extra["recursive.qd"][k]))
-    return np.array(ts), np.array(ws)
+    return joint_rate_trace(system, k, h, t_end)
 
 
 def test_the_law_is_the_drivetrains():

@@ -21,7 +21,7 @@ from trackdyn.driver import SprocketSpeed
 from trackdyn.formulations.contract import get_formulation
 from trackdyn.formulations.recursive_spatial import RecursiveSpatialSystem
 from trackdyn.integrators.base import StepFailed
-from trackdyn.integrators.recursive import RecursiveRK4
+from _recursive_helpers import joint_rate_trace  # (same folder)
 from trackdyn.mbs.joints import Fixed, Revolute
 from trackdyn.mbs.model import Model
 from trackdyn.powertrain import SERVO_GAIN, Drivetrain
@@ -60,14 +60,7 @@ def _exact(t):
 def _run(h, t_end, implicit=True):
     """(t, ω) of the first disc over ``t_end`` at step h."""
     system, k = _driven_discs(implicit)
-    stepper = RecursiveRK4(system, h)
-    st = system.initial_state()
-    ts, ws = [0.0], [float(st.extra["recursive.qd"][k])]
-    for _ in range(int(round(t_end / h))):
-        st = stepper.step(st)
-        ts.append(st.t)
-        ws.append(float(st.extra["recursive.qd"][k]))
-    return np.array(ts), np.array(ws)
+    return joint_rate_trace(system, k, h, t_end)
 
 
 _RUNS: dict = {}
