@@ -517,7 +517,10 @@ def limit_source(summary: dict) -> dict:
     """The mechanism of a half-round point's limit (issue #33: the failure mode in the tables): the first
     speed whose peak exceeds ``limit_g`` and what made that peak (``hull`` striking the obstacle, or the
     road wheel that did), from the summary's ``peaks`` and ``peak_sources``; empty for other events and for
-    points that never exceeded the limit."""
+    points that never exceeded the limit. Where the summary keeps that speed's run, two more columns say how
+    the impact came: ``limit_source_on_jounce_stop`` (a road wheel's arm reached its jounce stop within the
+    impact; None for the hull) and ``limit_source_x_from_obstacle_m`` (where the body was, world x from the
+    obstacle's leading edge)."""
     peaks, sources, g = summary.get("peaks"), summary.get("peak_sources"), summary.get("limit_g")
     if not (isinstance(peaks, list) and isinstance(sources, list) and g is not None):
         return {}
@@ -527,7 +530,14 @@ def limit_source(summary: dict) -> dict:
         return {}
     name = by_speed.get(over[0])
     kind = "hull" if name == "hull" else "road wheel" if name and "roadwheel" in name else name
-    return {"limit_source": kind, "limit_source_body": name, "limit_source_speed_mps": over[0]}
+    out = {"limit_source": kind, "limit_source_body": name, "limit_source_speed_mps": over[0]}
+    run = next((r for r in summary.get("runs") or () if isinstance(r, dict) and r.get("speed_mps") is not None
+                and float(r["speed_mps"]) == over[0]), None)
+    src = (run or {}).get("peak_source")
+    if isinstance(src, dict):
+        out["limit_source_on_jounce_stop"] = src.get("on_jounce_stop") if kind == "road wheel" else None
+        out["limit_source_x_from_obstacle_m"] = src.get("x_from_obstacle_m")
+    return out
 
 
 def point_record(out, point: str):

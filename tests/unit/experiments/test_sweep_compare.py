@@ -88,5 +88,14 @@ def test_half_round_limit_source_in_the_table():
     assert limit_source(summ) == {"limit_source": "hull", "limit_source_body": "hull", "limit_source_speed_mps": 2.0}
     summ["peaks"][1][1] = 3.0
     assert limit_source(summ)["limit_source"] == "road wheel" and limit_source(summ)["limit_source_speed_mps"] == 1.5
+    # how the impact came, from the run of that speed where the summary keeps it
+    summ["runs"] = [{"speed_mps": 1.5, "peak_source": {"source": "left.roadwheel[4]", "on_jounce_stop": True,
+                                                        "x_from_obstacle_m": 0.31}},
+                    {"speed_mps": 2.0, "peak_source": {"source": "hull", "x_from_obstacle_m": 0.05}}]
+    got = limit_source(summ)
+    assert got["limit_source_on_jounce_stop"] is True and got["limit_source_x_from_obstacle_m"] == 0.31
+    summ["peaks"][1][1] = 2.4
+    got = limit_source(summ)
+    assert got["limit_source_on_jounce_stop"] is None and got["limit_source_x_from_obstacle_m"] == 0.05
     summ["peaks"] = [[1.0, 0.6]]
     assert limit_source(summ) == {} and limit_source({"limit_m": 0.5}) == {}
