@@ -1,0 +1,62 @@
+"""When in the crossing the half-round limit is set (issue #33: the mechanism per point, summed up by layer).
+
+For every computed point of a half-round sweep folder, the first speed whose driver peak exceeds the limit and
+the body that made that peak (``limit_source`` of the sweep table), sorted into the phase of the crossing by
+where that body was: the hull striking the obstacle; a road wheel meeting or leaving the obstacle (its centre
+within 0.3 m of the half-round, which spans 0 .. 2 H from its leading edge); or a road wheel past it, hit while
+the hull pitches after the other wheels crossed; and whether the wheel's arm was on its jounce stop. Counted
+per obstacle height and sprocket dz.
+
+Usage: python bench/study_limit_phases.py [SWEEP_DIR] [--json PATH]   (default docs/study/sprocket-halfround)
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+from pathlib import Path
+
+from trackdyn.experiments.sweep import load_sweep, sweep_table
+from trackdyn.io.results import write_json_atomic
+
+INCH = 0.0254
+
+
+def phase(ls: dict, height_in: float) -> str:
+    if ls["limit_source"] == "hull":
+        return "hull strikes the obstacle"
+    body, x = ls["limit_source_body"], ls.get("limit_source_x_from_obstacle_m")
+    which = "front" if body.endswith("[0]") else "rear" if body.endswith("[4]") else "middle"
+    if x is None:
+        return f"{which} road wheel"
+    where = "on the obstacle" if -0.3 <= x <= 2 * height_in * INCH + 0.3 else "past the obstacle"
+    stop = ", on its jounce stop" if ls.get("limit_source_on_jounce_stop") else ""
+    return f"{which} road wheel {where}{stop}"
+
+
+def main(argv=None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("folder", nargs="?", type=Path, default=Path("docs/study/sprocket-halfround"))
+    ap.add_argument("--json", type=Path, default=None)
+    a = ap.parse_args(argv)
+    table = sweep_table(load_sweep(a.folder / "sweep.toml"), a.folder, every_point=True)
+    counts = collections.Counter()
+    for _, r in table[table["status"] == "ok"].iterrows():
+        ls = {k: (None if k != "limit_source" and isinstance(r.get(k), float) and r.get(k) != r.get(k) else r.get(k))
+              for k in ("limit_source", "limit_source_body", "limit_source_x_from_obstacle_m",
+                        "limit_source_on_jounce_stop")}
+        h = float(r["event.height_in"])
+        found = isinstance(ls["limit_source"], str)
+        counts[(h, float(r["sprocket.dz"]), phase(ls, h) if found else "no speed above the limit")] += 1
+    rows = [{"height_in": h, "sprocket_dz_m": dz, "phase": p, "points": n}
+            for (h, dz, p), n in sorted(counts.items(), key=lambda kv: (-kv[0][0], -kv[0][1], kv[0][2]))]
+    for r in rows:
+        print(f"{r['height_in']:>4g} in  dz {r['sprocket_dz_m']:+.2f}  {r['points']:3d}  {r['phase']}")
+    if a.json:
+        write_json_atomic(a.json, {"folder": str(a.folder), "rows": rows})
+    return {"rows": rows}
+
+
+if __name__ == "__main__":
+    main()
