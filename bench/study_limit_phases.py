@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import argparse
 import collections
-import json
 from pathlib import Path
 
+import pandas as pd
+
+from trackdyn.conventions import INCH
 from trackdyn.experiments.sweep import load_sweep, sweep_table
 from trackdyn.io.results import write_json_atomic
-
-INCH = 0.0254
 
 
 def phase(ls: dict, height_in: float) -> str:
@@ -43,12 +43,10 @@ def main(argv=None) -> dict:
     table = sweep_table(load_sweep(a.folder / "sweep.toml"), a.folder, every_point=True)
     counts = collections.Counter()
     for _, r in table[table["status"] == "ok"].iterrows():
-        ls = {k: (None if k != "limit_source" and isinstance(r.get(k), float) and r.get(k) != r.get(k) else r.get(k))
-              for k in ("limit_source", "limit_source_body", "limit_source_x_from_obstacle_m",
-                        "limit_source_on_jounce_stop")}
+        ls = {k: None if pd.isna(r.get(k)) else r.get(k) for k in
+              ("limit_source", "limit_source_body", "limit_source_x_from_obstacle_m", "limit_source_on_jounce_stop")}
         h = float(r["event.height_in"])
-        found = isinstance(ls["limit_source"], str)
-        counts[(h, float(r["sprocket.dz"]), phase(ls, h) if found else "no speed above the limit")] += 1
+        counts[(h, float(r["sprocket.dz"]), phase(ls, h) if ls["limit_source"] else "no speed above the limit")] += 1
     rows = [{"height_in": h, "sprocket_dz_m": dz, "phase": p, "points": n}
             for (h, dz, p), n in sorted(counts.items(), key=lambda kv: (-kv[0][0], -kv[0][1], kv[0][2]))]
     for r in rows:

@@ -44,10 +44,10 @@ def _rot(d: pd.DataFrame, body: str) -> Rotation:
     return Rotation.from_quat(d[[f"{body}.quat.e{i}" for i in (1, 2, 3, 0)]].to_numpy())
 
 
-def fall(folder: Path) -> dict:
+def fall(folder: Path, summ: dict) -> dict:
     """The nose-down fall after the rear road wheels crossed, from the trial's time series."""
-    summ = json.loads((folder / "summary.json").read_text())
     run = summ["runs"][0]
+    src = run["peak_source"] or {}
     d = pd.read_parquet(folder / run["folder"] / "timeseries.parquet")
     t = d["t"].to_numpy()
     chassis = _rot(d, "chassis")
@@ -66,7 +66,7 @@ def fall(folder: Path) -> dict:
     i_end = int(win[np.flatnonzero((win > i_w) & (wy[win] < 0.1 * w_max))[0]])
     i_load = int(win[np.flatnonzero((win > i_w) & (tension[win] > 30e3))[0]])
     return {
-        "peak_g": run["peak_g"], "t_peak_s": run["t_peak_s"], "peak_source": run["peak_source"],
+        "peak_g": run["peak_g"], "t_peak_s": run["t_peak_s"], "peak_source": src,
         "static_pitch_deg": float(pitch[i_static]), "static_sprocket_centre_z_m": float(sprocket_z[i_static]),
         "static_tensioner_N": float(tension[i_static]),
         "nose_up_pitch_deg": float(pitch[i_up]), "t_nose_up_s": float(t[i_up]),
@@ -74,8 +74,7 @@ def fall(folder: Path) -> dict:
         "arrest_s": float(t[i_end] - t[i_start]), "t_arrested_s": float(t[i_end]),
         "max_nose_down_pitch_deg": float(pitch[win].max()),
         "front_arm_rotation_from_static_max_deg": float(np.max(arm[win] - arm[i_static])),
-        "front_arm_on_jounce_stop": bool((run["peak_source"] or {}).get("on_jounce_stop"))
-        if (run["peak_source"] or {}).get("source") == "left.roadwheel[0]" else None,
+        "front_arm_on_jounce_stop": src.get("on_jounce_stop") if src.get("source") == "left.roadwheel[0]" else None,
         "t_tensioner_above_30kN_s": float(t[i_load]), "sprocket_centre_z_then_m": float(sprocket_z[i_load]),
         "min_sprocket_centre_z_m": float(sprocket_z[win].min()),
         "max_tensioner_in_fall_N": float(tension[win].max()),
@@ -92,7 +91,7 @@ def main(argv=None) -> dict:
     for name, dz in CASES.items():
         folder = root / f"dz{dz:+.2f}"
         summ = _run(folder, dz)
-        out["cases"][name] = {"sprocket_dz_m": dz, "step_s": summ["step_size_s"], **fall(folder)}
+        out["cases"][name] = {"sprocket_dz_m": dz, "step_s": summ["step_size_s"], **fall(folder, summ)}
     keys = ["peak_g", "static_pitch_deg", "static_sprocket_centre_z_m", "nose_up_pitch_deg", "max_nose_down_rate_rad_s",
             "t_max_rate_s", "arrest_s", "front_arm_rotation_from_static_max_deg", "front_arm_on_jounce_stop",
             "t_tensioner_above_30kN_s", "sprocket_centre_z_then_m", "min_sprocket_centre_z_m", "t_peak_s"]
