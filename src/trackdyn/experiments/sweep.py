@@ -535,7 +535,7 @@ def limit_source(summary: dict) -> dict:
                 and float(r["speed_mps"]) == over[0]), None)
     src = (run or {}).get("peak_source")
     if isinstance(src, dict):
-        out["limit_source_on_jounce_stop"] = src.get("on_jounce_stop") if kind == "road wheel" else None
+        out["limit_source_on_jounce_stop"] = src.get("on_jounce_stop")  # a wheel's only (trials.peak_source)
         out["limit_source_x_from_obstacle_m"] = src.get("x_from_obstacle_m")
     return out
 
