@@ -19,15 +19,19 @@ from pathlib import Path
 import pandas as pd
 
 from trackdyn.conventions import INCH
+from trackdyn.experiments.events import resolve_vehicle
 from trackdyn.experiments.sweep import load_sweep, sweep_table
 from trackdyn.io.results import write_json_atomic
 
 
-def phase(ls: dict, height_in: float) -> str:
+def phase(ls: dict, height_in: float, n_wheels: int) -> str:
+    """The phase of the crossing in which ``ls`` (the limit-source columns of one row) set the limit; road
+    wheels are numbered front to rear, 0 .. ``n_wheels`` - 1, as the spec's suspension stations."""
     if ls["limit_source"] == "hull":
         return "hull strikes the obstacle"
     body, x = ls["limit_source_body"], ls.get("limit_source_x_from_obstacle_m")
-    which = "front" if body.endswith("[0]") else "rear" if body.endswith("[4]") else "middle"
+    which = ("front" if body.endswith("[0]") else "rear" if body.endswith(f"[{n_wheels - 1}]")
+             else "middle")
     if x is None:
         return f"{which} road wheel"
     where = "on the obstacle" if -0.3 <= x <= 2 * height_in * INCH + 0.3 else "past the obstacle"
@@ -40,13 +44,15 @@ def main(argv=None) -> dict:
     ap.add_argument("folder", nargs="?", type=Path, default=Path("docs/study/sprocket-halfround"))
     ap.add_argument("--json", type=Path, default=None)
     a = ap.parse_args(argv)
-    table = sweep_table(load_sweep(a.folder / "sweep.toml"), a.folder, every_point=True)
+    sweep = load_sweep(a.folder / "sweep.toml")
+    n_wheels = len(resolve_vehicle(sweep.vehicle).suspension.stations)
+    table = sweep_table(sweep, a.folder, every_point=True)
     counts = collections.Counter()
     for _, r in table[table["status"] == "ok"].iterrows():
         ls = {k: None if pd.isna(r.get(k)) else r.get(k) for k in
               ("limit_source", "limit_source_body", "limit_source_x_from_obstacle_m", "limit_source_on_jounce_stop")}
         h = float(r["event.height_in"])
-        counts[(h, float(r["sprocket.dz"]), phase(ls, h) if ls["limit_source"] else "no speed above the limit")] += 1
+        counts[(h, float(r["sprocket.dz"]), phase(ls, h, n_wheels) if ls["limit_source"] else "no speed above the limit")] += 1
     rows = [{"height_in": h, "sprocket_dz_m": dz, "phase": p, "points": n}
             for (h, dz, p), n in sorted(counts.items(), key=lambda kv: (-kv[0][0], -kv[0][1], kv[0][2]))]
     for r in rows:
