@@ -94,7 +94,7 @@ from ..formulations.contract import event_step, get_formulation
 from ..io.results import write_json_atomic
 from ..spec import SpecError
 from ..spec import scenario as _scenario  # _scenario.FIDELITIES: the fidelities registered at the look-up
-from ..viz.plots import grid_map, new_figure, peak_vs_parameter, save_figure
+from ..viz.plots import grid_by_axis, grid_map, new_figure, peak_vs_parameter, save_figure
 from .events import EVENTS, EventDiverged, resolve_vehicle, run_event
 
 __all__ = ["SweepSpec", "load_sweep", "sweep_from_dict", "run_sweep", "run_point", "point_record", "sweep_table",
@@ -691,8 +691,12 @@ def _write_table(df, path: Path) -> Path:
 # ---------------------------------------------------------------------------------------------- figures
 def sweep_figures(spec: SweepSpec, df, out=None) -> dict:
     """Heatmaps of each value over the sweep's two numeric grid axes (korner-2024 Figs. 5.2, 5.5, 5.6,
-    5.8-5.10 left), and the value at the configurations' actual idler positions (the figures' right
-    panels) when the rows carry ``idler_x_m``/``idler_z_m``. One numeric axis gives a line plot. Further
+    5.8-5.10 left), the same values one axis at a time (stem ``<value>_by_axis``: against the second axis
+    with a line per value of the first, and against the first; Figs. 5.3, 5.7), and the value at the
+    configurations' actual idler positions (the figures' right panels) when the rows carry
+    ``idler_x_m``/``idler_z_m``. A point whose search ended beyond its range (every speed passed: the
+    limit above the fastest; or below the slowest) is marked as such at the range's end, not left blank.
+    One numeric axis gives a line plot. Further
     axes with several values (e.g. ``event.height_in`` of the half-round study) give one figure per value
     of them (stem ``<value>__<axis>=<v>``). Refused points are drawn as refused (hatched, "refused").
     A sweep whose only axes are booleans or strings (``hull = [false, true]``) gives a bar per value (per
@@ -805,6 +809,39 @@ def _categorical_figure(spec, df, keys, val):
     return fig
 
 
+#: the value each event's search finds, and the options that give the range it searched
+_SEARCHED = {"limiting_speed_mps": ("speeds",), "limit_m": ("lo", "hi")}
+
+
+def _out_of_range(spec, ok, val, Z, xs, ys, ax_x, ax_y):
+    """Cells of ``Z`` (rows ``ys``, columns ``xs``) whose search for ``val`` ended beyond its range
+    (``limit_status``/``search_status`` ``above-range`` or ``below-range``, no finite value), and the range
+    ``(lo, hi)`` from the sweep's options (None when they do not give it)."""
+    above, below = np.zeros(Z.shape, bool), np.zeros(Z.shape, bool)
+    keys = _SEARCHED.get(val)
+    if keys is None:
+        return above, below, None
+    opts = spec.options
+    if keys == ("speeds",) and opts.get("speeds"):
+        bounds = (float(min(opts["speeds"])), float(max(opts["speeds"])))
+    elif keys == ("lo", "hi") and "lo" in opts and "hi" in opts:
+        bounds = (float(opts["lo"]), float(opts["hi"]))
+    else:
+        bounds = None
+    col = next((c for c in ("limit_status", "search_status") if c in ok.columns), None)
+    if col is None:
+        return above, below, bounds
+    for _, r in ok.iterrows():
+        if _finite(r[val]) is not None or r[col] not in ("above-range", "below-range"):
+            continue
+        try:
+            j, i = ys.index(r[ax_y]), xs.index(r[ax_x])
+        except ValueError:
+            continue
+        (above if r[col] == "above-range" else below)[j, i] = True
+    return above, below, bounds
+
+
 def _figures_on(spec, df, axes, suffix):
     figs = {}
     ok = df[df["status"] == "ok"] if "status" in df else df
@@ -826,15 +863,27 @@ def _figures_on(spec, df, axes, suffix):
                     Z[ys.index(r[ax_y]), xs.index(r[ax_x])] = float(v)
                 except (ValueError, TypeError):
                     continue
+            above, below, bounds = _out_of_range(spec, ok, val, Z, xs, ys, ax_x, ax_y)
             fig = grid_map(xs, ys, Z, xlabel=names.get(ax_x, ax_x), ylabel=names.get(ax_y, ax_y),
                            zlabel=val, title=f"{spec.name}: {val}{suffix}", marks=[(0.0, 0.0, "design")]
                            if 0.0 in xs and 0.0 in ys else None)
+            ax = fig.axes[0]
+            for mask, marker, text in ((above, "^", "above the range searched"),
+                                       (below, "v", "below the range searched")):
+                if mask.any():
+                    jy, jx = np.nonzero(mask)
+                    ax.scatter(np.asarray(xs, float)[jx], np.asarray(ys, float)[jy], marker=marker, c="w",
+                               edgecolors="k", s=60, label=text + (f" ({bounds[0]:g} .. {bounds[1]:g})"
+                                                                   if bounds else ""))
             if len(refused):
-                ax = fig.axes[0]
                 ax.scatter(refused[ax_x].astype(float), refused[ax_y].astype(float), marker="x", c="k", s=60,
                            label="refused (geometry)")
+            if ax.get_legend_handles_labels()[0]:
                 ax.legend(loc="upper right", fontsize=7)
             figs[val] = fig
+            figs[f"{val}_by_axis"] = grid_by_axis(
+                xs, ys, Z, above=above, below=below, bounds=bounds, xlabel=names.get(ax_x, ax_x),
+                ylabel=names.get(ax_y, ax_y), zlabel=val, title=f"{spec.name}: {val}{suffix}, one axis at a time")
         elif len(axes) == 1:
             a = axes[0]
             sub = ok.sort_values(a)

@@ -31,6 +31,7 @@ __all__ = [
     "pass_fail_vs_parameter",
     "paths_xz",
     "grid_map",
+    "grid_by_axis",
     "timing_split",
     "terrain_profile_xz",
     "FORMATS",
@@ -325,6 +326,64 @@ def grid_map(x, y, values, xlabel: str = "x", ylabel: str = "y", zlabel: str = "
     ax.set_ylabel(ylabel)
     if title:
         ax.set_title(title)
+    return fig
+
+
+def grid_by_axis(x, y, values, above=None, below=None, bounds=None, xlabel: str = "x", ylabel: str = "y",
+                 zlabel: str = "value", title: str | None = None):
+    """A 2-D parameter grid one axis at a time (korner-2024 Figs. 5.3 and 5.7): the value against ``y``
+    (left panel, one line per ``x``) and against ``x`` (right panel, one line per ``y``).
+
+    Parameters
+    ----------
+    x : (nx,) array
+    y : (ny,) array
+    values : (ny, nx) array; NaN cells (refused, failed, not run, out of range) break the lines
+    above, below : (ny, nx) bool arrays, optional
+        Cells whose limit lies above (below) the range searched: drawn as ``^`` (``v``) at ``bounds``
+        (the range's top, bottom) when given, else at the finite values' maximum (minimum).
+    bounds : (lo, hi), optional
+        The range searched (the speeds tried, the bisection's interval).
+    """
+    x = np.asarray(x, float)
+    y = np.asarray(y, float)
+    Z = np.asarray(values, float)
+    if Z.shape != (len(y), len(x)):
+        raise ValueError(f"grid_by_axis: values must have shape (ny, nx) = ({len(y)}, {len(x)}), got {Z.shape}")
+    masks = {}
+    for name, m in (("above", above), ("below", below)):
+        m = np.zeros(Z.shape, bool) if m is None else np.asarray(m, bool)
+        if m.shape != Z.shape:
+            raise ValueError(f"grid_by_axis: {name} must have shape {Z.shape}, got {m.shape}")
+        masks[name] = m
+    finite = Z[np.isfinite(Z)]
+    lo, hi = bounds if bounds is not None else ((finite.min(), finite.max()) if finite.size else (0.0, 1.0))
+    fig, axes = new_figure(11.0, 5.2, ncols=2, sharey=True)
+    import matplotlib
+
+    cmap = matplotlib.colormaps["viridis"]
+    # left: against y, a line per column (x); right: against x, a line per row (y)
+    ab, be = masks["above"], masks["below"]
+    for ax, along, other, table, ab, be, along_label, other_label in (
+            (axes[0], y, x, Z.T, ab.T, be.T, ylabel, xlabel), (axes[1], x, y, Z, ab, be, xlabel, ylabel)):
+        for k, (o, row) in enumerate(zip(other, table)):
+            c = cmap(k / max(len(other) - 1, 1))
+            ax.plot(along, row, marker="o", ms=4, lw=1.2, color=c, label=f"{o:+g}")
+            if ab[k].any():
+                ax.plot(along[ab[k]], np.full(ab[k].sum(), hi), ls="none", marker="^", ms=7, color=c, mec="k")
+            if be[k].any():
+                ax.plot(along[be[k]], np.full(be[k].sum(), lo), ls="none", marker="v", ms=7, color=c, mec="k")
+        ax.set_xlabel(along_label)
+        ax.grid(True, alpha=0.3)
+        ax.legend(title=other_label, fontsize=7, title_fontsize=7, ncols=5, loc="upper center",
+                  bbox_to_anchor=(0.5, -0.16))
+    axes[0].set_ylabel(zlabel)
+    if masks["above"].any() or masks["below"].any():
+        what = "\u25b2 above the range searched, \u25bc below it"
+        what += f" ({lo:g} .. {hi:g})" if bounds is not None else " (at the values' extremes)"
+        title = f"{title}\n{what}" if title else what
+    if title:
+        fig.suptitle(title, fontsize=10)
     return fig
 
 

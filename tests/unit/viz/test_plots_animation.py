@@ -164,3 +164,10 @@ def test_paths_xz_axes_span_the_data():
     s = np.linspace(0, np.pi, 50)
     fig = plots.paths_xz({"arc": (np.cos(s), np.sin(s))})
     assert fig.axes[0].get_aspect() == 1.0 and "stretched" not in fig.axes[0].get_ylabel()
+
+
+def test_grid_by_axis_checks_shapes():
+    with pytest.raises(ValueError, match="shape"):
+        plots.grid_by_axis([0, 1], [0, 1], np.zeros((3, 3)))
+    with pytest.raises(ValueError, match="above must have shape"):
+        plots.grid_by_axis([0, 1], [0, 1], np.zeros((2, 2)), above=np.zeros((2, 3), bool))
