@@ -599,7 +599,8 @@ def sweep_table(spec: SweepSpec, out, every_point: bool = False):
 def compare_sweeps(reference, other, values=None) -> dict:
     """Two sweep folders of the same grid axes side by side (issue #33: the massless fidelity against links).
 
-    Over the points that finished (``status`` ok) in both, per value (default: the reference's figure
+    Over the points that finished (``status`` ok) in both (every point recorded in a folder, also those of
+    other sweep files of its identity: a study's layers, rows and columns), per value (default: the reference's figure
     values): the number of points, Spearman's rank correlation of the two (do they rank the configurations
     the same way?) with its p-value, the mean and the largest difference (other − reference), and each
     folder's summed point wall time over those points (the cost of each fidelity). Raises ValueError naming
@@ -613,7 +614,7 @@ def compare_sweeps(reference, other, values=None) -> dict:
         if not (d / "sweep.toml").is_file():
             raise ValueError(f"compare_sweeps: {d} is not a sweep folder (no sweep.toml)")
         spec = load_sweep(d / "sweep.toml")
-        tables.append((d, spec, sweep_table(spec, d)))
+        tables.append((d, spec, sweep_table(spec, d, every_point=True)))  # several files may have filled it
     (da, sa, ta), (db, sb, tb) = tables
     if sorted(sa.grid) != sorted(sb.grid):
         raise ValueError(f"compare_sweeps: the folders' grid axes differ ({sorted(sa.grid)} in {da}, "

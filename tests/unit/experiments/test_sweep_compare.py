@@ -27,7 +27,7 @@ def _folder(path, limits, fidelity, wall, skip=()):
             continue
         (d / "summary.json").write_text(json.dumps({"event": "step-climb", "limit_m": limits[k],
                                                     "itt_N": 1e4 + k, "fidelity": fidelity}))
-        (d / "point.json").write_text(json.dumps({"wall_time_s": wall, "pid": 1}))
+        (d / "point.json").write_text(json.dumps({"id": p["id"], "params": p["params"], "wall_time_s": wall, "pid": 1}))
     return path
 
 
@@ -51,6 +51,18 @@ def test_spearman_and_differences_over_the_points_finished_in_both(tmp_path):
     # the same ranking gives 1
     d = compare_sweeps(a, _folder(tmp_path / "same", [v - 0.1 for v in links], "massless", 1.0))
     assert {r["value"]: r for r in d["values"]}["limit_m"]["spearman"] == pytest.approx(1.0)
+
+
+def test_a_folder_filled_by_several_files_is_compared_over_every_recorded_point(tmp_path):
+    """A study folder filled row by row: its sweep.toml names only the last file's grid (here dz = 0.1),
+    yet the points the earlier files recorded there are compared too."""
+    links = [0.80, 0.82, 0.79, 0.85, 0.81, 0.83]
+    a = _folder(tmp_path / "links", links, "links", 100.0)
+    (a / "sweep.toml").write_text('vehicle = "m113"\nevent = "step-climb"\nfidelity = "links"\n[grid]\n'
+                                  '"sprocket.dx" = [-0.1, 0.0, 0.1]\n"sprocket.dz" = [0.1]\n')
+    b = _folder(tmp_path / "massless", [v - 0.1 for v in links], "massless", 2.0, skip=(5,))
+    c = compare_sweeps(a, b)
+    assert c["common_points"] == 5  # three of them from the grid the folder's sweep.toml no longer names
 
 
 def test_folders_of_other_axes_or_no_sweep_are_refused(tmp_path):
