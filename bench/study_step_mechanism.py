@@ -1,0 +1,74 @@
+"""The mechanism at each point of a step-climb sweep folder (issue #33: the failure mode per point).
+
+For every computed point of the folder (every point recorded there, whichever sweep file of the study's
+identity ran it): the step-climb limit, and of the first failing trial of its bisection the failure mode
+(``trials.classify_failure``: nose-in, high-centred, track slip, torque-limited, stalled) with the figures
+that decide it over the trial's last 2 s: the largest pitch, the hull's largest contact force, its mean as a fraction
+of the vehicle's weight, and where it acts (x from the step's edge, z above the ground, m), the tracks' state
+and mean slip; and the largest pitch of the last
+trial that passed. Read from each point's summary.json (the bisection's ``mechanism`` record).
+
+Usage: python bench/study_step_mechanism.py [SWEEP_DIR] [--json PATH]   (default docs/study/sprocket-step)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from trackdyn.experiments.sweep import load_sweep, sweep_table
+from trackdyn.io.results import write_json_atomic
+
+
+def point_mechanism(summary: dict) -> dict:
+    """The first failure's and the last success's figures of one point's summary."""
+    mech = summary.get("mechanism") or {}
+    ff, ls = mech.get("first_failure") or {}, mech.get("last_success") or {}
+    f = ff.get("summary") or {}
+    slips = [f[s]["slip"] for s in ("left", "right")
+             if isinstance(f.get(s), dict) and f[s].get("slip") is not None]
+    return {
+        "limit_m": summary.get("limit_m"), "search_status": summary.get("search_status"),
+        "failed_at_m": ff.get("value"), "mode": ff.get("mode"), "limited_by": ff.get("limited_by"),
+        "pitch_max_deg": f.get("pitch_max_deg"), "hull_force_max_N": f.get("hull_force_max_N"),
+        "hull_weight_fraction": f.get("hull_force_fraction"), "hull_x_m": f.get("hull_x_m"),
+        "hull_z_m": f.get("hull_z_m"), "tracks": f.get("tracks"),
+        "slip_mean": sum(slips) / len(slips) if slips else None,
+        "passed_at_m": ls.get("value"), "passed_pitch_max_deg": (ls.get("summary") or {}).get("pitch_max_deg"),
+        "sprocket_height_m": summary.get("sprocket_height_m"), "itt_N": summary.get("itt_N"),
+    }
+
+
+def main(argv=None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("folder", nargs="?", type=Path, default=Path("docs/study/sprocket-step"))
+    ap.add_argument("--json", type=Path, default=None)
+    a = ap.parse_args(argv)
+    sweep = load_sweep(a.folder / "sweep.toml")
+    table = sweep_table(sweep, a.folder, every_point=True)
+    axes = sorted(sweep.grid)
+    rows = []
+    for _, r in table[table["status"] == "ok"].iterrows():
+        summary = json.loads((a.folder / "points" / r["point"] / "summary.json").read_text(encoding="utf-8"))
+        rows.append({**{k: float(r[k]) for k in axes}, **point_mechanism(summary)})
+    rows.sort(key=lambda r: tuple(r[k] for k in axes))
+
+    def f(v, fmt):
+        return "-" if v is None else format(v, fmt)
+
+    print("  ".join(f"{k:>11}" for k in axes)
+          + "   limit   mode           pitch°  hull kN  /weight  hull x,z (m)   tracks")
+    for r in rows:
+        print("  ".join(f"{r[k]:>+11.2f}" for k in axes)
+              + f"  {f(r['limit_m'], '.3f'):>6}  {str(r['mode']):<13} {f(r['pitch_max_deg'], '5.1f'):>6}"
+              f"  {f(r['hull_force_max_N'] and r['hull_force_max_N'] / 1e3, '6.1f'):>7}"
+              f"  {f(r['hull_weight_fraction'], '.2f'):>7}  {f(r['hull_x_m'], '+.2f'):>6},"
+              f"{f(r['hull_z_m'], '.2f'):>5}   {r['tracks']}")
+    if a.json:
+        write_json_atomic(a.json, {"folder": str(a.folder), "axes": axes, "rows": rows})
+    return {"rows": rows}
+
+
+if __name__ == "__main__":
+    main()
