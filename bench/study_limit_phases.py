@@ -49,10 +49,12 @@ def main(argv=None) -> dict:
     table = sweep_table(sweep, a.folder, every_point=True)
     counts = collections.Counter()
     for _, r in table[table["status"] == "ok"].iterrows():
-        ls = {k: None if pd.isna(r.get(k)) else r.get(k) for k in
-              ("limit_source", "limit_source_body", "limit_source_x_from_obstacle_m", "limit_source_on_jounce_stop")}
+        ls = {k: None if pd.isna(r.get(k)) else r.get(k)
+              for k in ("limit_source", "limit_source_body", "limit_source_x_from_obstacle_m",
+                        "limit_source_on_jounce_stop")}
         h = float(r["event.height_in"])
-        counts[(h, float(r["sprocket.dz"]), phase(ls, h, n_wheels) if ls["limit_source"] else "no speed above the limit")] += 1
+        what = phase(ls, h, n_wheels) if ls["limit_source"] else "no speed above the limit"
+        counts[(h, float(r["sprocket.dz"]), what)] += 1
     rows = [{"height_in": h, "sprocket_dz_m": dz, "phase": p, "points": n}
             for (h, dz, p), n in sorted(counts.items(), key=lambda kv: (-kv[0][0], -kv[0][1], kv[0][2]))]
     for r in rows:

@@ -350,12 +350,13 @@ def grid_by_axis(x, y, values, above=None, below=None, bounds=None, xlabel: str 
     Z = np.asarray(values, float)
     if Z.shape != (len(y), len(x)):
         raise ValueError(f"grid_by_axis: values must have shape (ny, nx) = ({len(y)}, {len(x)}), got {Z.shape}")
-    masks = {}
+    masks = []
     for name, m in (("above", above), ("below", below)):
         m = np.zeros(Z.shape, bool) if m is None else np.asarray(m, bool)
         if m.shape != Z.shape:
             raise ValueError(f"grid_by_axis: {name} must have shape {Z.shape}, got {m.shape}")
-        masks[name] = m
+        masks.append(m)
+    A, B = masks
     finite = Z[np.isfinite(Z)]
     lo, hi = bounds if bounds is not None else ((finite.min(), finite.max()) if finite.size else (0.0, 1.0))
     fig, axes = new_figure(11.0, 5.2, ncols=2, sharey=True)
@@ -363,9 +364,8 @@ def grid_by_axis(x, y, values, above=None, below=None, bounds=None, xlabel: str 
 
     cmap = matplotlib.colormaps["viridis"]
     # left: against y, a line per column (x); right: against x, a line per row (y)
-    ab, be = masks["above"], masks["below"]
     for ax, along, other, table, ab, be, along_label, other_label in (
-            (axes[0], y, x, Z.T, ab.T, be.T, ylabel, xlabel), (axes[1], x, y, Z, ab, be, xlabel, ylabel)):
+            (axes[0], y, x, Z.T, A.T, B.T, ylabel, xlabel), (axes[1], x, y, Z, A, B, xlabel, ylabel)):
         for k, (o, row) in enumerate(zip(other, table)):
             c = cmap(k / max(len(other) - 1, 1))
             ax.plot(along, row, marker="o", ms=4, lw=1.2, color=c, label=f"{o:+g}")
@@ -378,7 +378,7 @@ def grid_by_axis(x, y, values, above=None, below=None, bounds=None, xlabel: str 
         ax.legend(title=other_label, fontsize=7, title_fontsize=7, ncols=5, loc="upper center",
                   bbox_to_anchor=(0.5, -0.16))
     axes[0].set_ylabel(zlabel)
-    if masks["above"].any() or masks["below"].any():
+    if A.any() or B.any():
         what = "\u25b2 above the range searched, \u25bc below it"
         what += f" ({lo:g} .. {hi:g})" if bounds is not None else " (at the values' extremes)"
         title = f"{title}\n{what}" if title else what
