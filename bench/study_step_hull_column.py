@@ -13,25 +13,22 @@ Usage: python bench/study_step_hull_column.py [--png PATH] [--json PATH]
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from trackdyn.experiments.sweep import load_sweep, sweep_table
 from trackdyn.io.results import write_json_atomic
+from trackdyn.viz.plots import new_figure
 
 STUDY = Path("docs/study/sprocket-step")
 HULL_OFF = Path("docs/study/sprocket-step-hull-off")
 
 
 def column(folder: Path, dx: float = 0.0) -> dict[float, dict]:
-    """dz -> {limit_m, mode} of the computed points at sprocket.dx == dx in a step sweep folder."""
-    table = sweep_table(load_sweep(folder / "sweep.toml"), folder, every_point=True)
-    out = {}
-    for _, r in table[(table["status"] == "ok") & ((table["sprocket.dx"] - dx).abs() < 1e-9)].iterrows():
-        s = json.loads((folder / "points" / r["point"] / "summary.json").read_text(encoding="utf-8"))
-        ff = (s.get("mechanism") or {}).get("first_failure") or {}
-        out[round(float(r["sprocket.dz"]), 3)] = {"limit_m": float(r["limit_m"]), "mode": ff.get("mode")}
-    return out
+    """dz -> (limit_m, first failure mode) of the computed points at sprocket.dx == dx in a step sweep folder."""
+    t = sweep_table(load_sweep(folder / "sweep.toml"), folder, every_point=True)
+    t = t[(t["status"] == "ok") & ((t["sprocket.dx"] - dx).abs() < 1e-9)]
+    return {round(float(dz), 3): (float(lim), mode)
+            for dz, lim, mode in zip(t["sprocket.dz"], t["limit_m"], t["failure_mode"])}
 
 
 def main(argv=None) -> dict:
@@ -40,8 +37,9 @@ def main(argv=None) -> dict:
     ap.add_argument("--json", type=Path, default=Path("docs/study/step_hull_column.json"))
     a = ap.parse_args(argv)
     on, off = column(STUDY), column(HULL_OFF)
-    rows = [{"dz": dz, "hull_on_m": (on.get(dz) or {}).get("limit_m"), "hull_on_mode": (on.get(dz) or {}).get("mode"),
-             "hull_off_m": (off.get(dz) or {}).get("limit_m"), "hull_off_mode": (off.get(dz) or {}).get("mode")}
+    none = (None, None)
+    rows = [{"dz": dz, "hull_on_m": on.get(dz, none)[0], "hull_on_mode": on.get(dz, none)[1],
+             "hull_off_m": off.get(dz, none)[0], "hull_off_mode": off.get(dz, none)[1]}
             for dz in sorted(set(on) | set(off))]
     print("  sprocket dz   hull on            hull off")
     for r in rows:
@@ -49,12 +47,7 @@ def main(argv=None) -> dict:
                  for k in ("hull_on", "hull_off")]
         print(f"  {r['dz']:+10.2f}   " + "  ".join(cells))
 
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = new_figure(6.0, 4.0)
     for key, label, style in (("hull_on", "hull shapes on (the study)", "o-"), ("hull_off", "hull shapes off", "s--")):
         pts = [(r["dz"], r[f"{key}_m"], r[f"{key}_mode"]) for r in rows if r[f"{key}_m"] is not None]
         if pts:
@@ -68,10 +61,8 @@ def main(argv=None) -> dict:
     ax.title.set_fontsize(9)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    fig.tight_layout()
     a.png.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(a.png, dpi=120)
-    plt.close(fig)
     write_json_atomic(a.json, {"study": str(STUDY), "hull_off": str(HULL_OFF), "rows": rows})
     return {"rows": rows}
 
