@@ -40,6 +40,22 @@ def point_mechanism(summary: dict) -> dict:
     }
 
 
+def summarise_by(rows: list[dict], axis: str) -> dict:
+    """Per value of ``axis``: the points with a limit, its range and mean, and the first failures by count."""
+    out = {}
+    for v in sorted({r[axis] for r in rows}, reverse=True):
+        sel = [r for r in rows if r[axis] == v and r["limit_m"] is not None]
+        if not sel:
+            continue
+        lim = [r["limit_m"] for r in sel]
+        modes: dict[str, int] = {}
+        for r in sel:
+            modes[str(r["mode"])] = modes.get(str(r["mode"]), 0) + 1
+        out[v] = {"points": len(sel), "min": min(lim), "max": max(lim), "mean": sum(lim) / len(lim),
+                  "modes": dict(sorted(modes.items(), key=lambda kv: -kv[1]))}
+    return out
+
+
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("folder", nargs="?", type=Path, default=Path("docs/study/sprocket-step"))
@@ -65,9 +81,15 @@ def main(argv=None) -> dict:
               f"  {f(r['hull_force_max_N'] and r['hull_force_max_N'] / 1e3, '6.1f'):>7}"
               f"  {f(r['hull_weight_fraction'], '.2f'):>7}  {f(r['hull_x_m'], '+.2f'):>6},"
               f"{f(r['hull_z_m'], '.2f'):>5}   {r['tracks']}")
+    by_row = summarise_by(rows, axes[-1])
+    print(f"\nby {axes[-1]}: points, limit range (mean) m, first failure")
+    for v, s in by_row.items():
+        modes = ", ".join(f"{m} {n}" for m, n in s["modes"].items())
+        print(f"{v:>+6.2f}  {s['points']:>2}  {s['min']:.3f}-{s['max']:.3f} ({s['mean']:.3f})  {modes}")
     if a.json:
-        write_json_atomic(a.json, {"folder": str(a.folder), "axes": axes, "rows": rows})
-    return {"rows": rows}
+        write_json_atomic(a.json, {"folder": str(a.folder), "axes": axes, "rows": rows,
+                                   "by_" + axes[-1]: {f"{v:+.2f}": s for v, s in by_row.items()}})
+    return {"rows": rows, "by_row": by_row}
 
 
 if __name__ == "__main__":
