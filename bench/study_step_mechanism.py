@@ -8,6 +8,9 @@ of the vehicle's weight, and where it acts (x from the step's edge, z above the 
 and mean slip; and the largest pitch of the last
 trial that passed. Read from each point's summary.json (the bisection's ``mechanism`` record).
 
+Then the points by each axis's value (limit range, mean, first failures by count) and Spearman's rank
+correlation of the limit with each axis, the initial track tension and the idler's x.
+
 Usage: python bench/study_step_mechanism.py [SWEEP_DIR] [--json PATH]   (default docs/study/sprocket-step)
 """
 
@@ -16,6 +19,9 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+
+import pandas as pd
+from scipy.stats import spearmanr
 
 from trackdyn.experiments.sweep import load_sweep, sweep_table
 from trackdyn.io.results import write_json_atomic
@@ -56,6 +62,18 @@ def summarise_by(rows: list[dict], axis: str) -> dict:
     return out
 
 
+def rank_with_limit(rows: list[dict], keys: list[str]) -> dict:
+    """Spearman's rank correlation of the limit with each of ``keys`` over the points that have both."""
+    out = {}
+    for k in keys:
+        sel = [(r[k], r["limit_m"]) for r in rows if r.get(k) is not None and r["limit_m"] is not None]
+        if len(sel) < 3:
+            continue
+        res = spearmanr([x for x, _ in sel], [y for _, y in sel])
+        out[k] = {"rho": float(res.statistic), "p": float(res.pvalue), "points": len(sel)}
+    return out
+
+
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("folder", nargs="?", type=Path, default=Path("docs/study/sprocket-step"))
@@ -67,7 +85,8 @@ def main(argv=None) -> dict:
     rows = []
     for _, r in table[table["status"] == "ok"].iterrows():
         summary = json.loads((a.folder / "points" / r["point"] / "summary.json").read_text(encoding="utf-8"))
-        rows.append({**{k: float(r[k]) for k in axes}, **point_mechanism(summary)})
+        rows.append({**{k: float(r[k]) for k in axes}, **point_mechanism(summary),
+                     "idler_x_m": None if pd.isna(r.get("idler_x_m")) else float(r["idler_x_m"])})
     rows.sort(key=lambda r: tuple(r[k] for k in axes))
 
     def f(v, fmt):
@@ -81,15 +100,20 @@ def main(argv=None) -> dict:
               f"  {f(r['hull_force_max_N'] and r['hull_force_max_N'] / 1e3, '6.1f'):>7}"
               f"  {f(r['hull_weight_fraction'], '.2f'):>7}  {f(r['hull_x_m'], '+.2f'):>6},"
               f"{f(r['hull_z_m'], '.2f'):>5}   {r['tracks']}")
-    by_row = summarise_by(rows, axes[-1])
-    print(f"\nby {axes[-1]}: points, limit range (mean) m, first failure")
-    for v, s in by_row.items():
-        modes = ", ".join(f"{m} {n}" for m, n in s["modes"].items())
-        print(f"{v:>+6.2f}  {s['points']:>2}  {s['min']:.3f}-{s['max']:.3f} ({s['mean']:.3f})  {modes}")
+    by = {axis: summarise_by(rows, axis) for axis in axes}
+    for axis in reversed(axes):
+        print(f"\nby {axis}: points, limit range (mean) m, first failure")
+        for v, s in by[axis].items():
+            modes = ", ".join(f"{m} {n}" for m, n in s["modes"].items())
+            print(f"{v:>+6.2f}  {s['points']:>2}  {s['min']:.3f}-{s['max']:.3f} ({s['mean']:.3f})  {modes}")
+    ranks = rank_with_limit(rows, [*axes, "itt_N", "idler_x_m"])
+    print("\nSpearman's rho of the limit with: "
+          + ", ".join(f"{k} {v['rho']:+.3f} (p {v['p']:.2g}, {v['points']} points)" for k, v in ranks.items()))
     if a.json:
         write_json_atomic(a.json, {"folder": str(a.folder), "axes": axes, "rows": rows,
-                                   "by_" + axes[-1]: {f"{v:+.2f}": s for v, s in by_row.items()}})
-    return {"rows": rows, "by_row": by_row}
+                                   **{"by_" + axis: {f"{v:+.2f}": s for v, s in by[axis].items()} for axis in axes},
+                                   "spearman_with_limit": ranks})
+    return {"rows": rows, "by": by, "spearman_with_limit": ranks}
 
 
 if __name__ == "__main__":
