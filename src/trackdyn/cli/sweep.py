@@ -201,6 +201,9 @@ def sweep(
     retry_failed: bool = typer.Option(False, "--retry-failed", help="Re-run the points recorded as failed."),
     series: bool = typer.Option(False, "--series", help="Keep every point's trial folders (time series) and "
                                 "figures; default only a small summary.json per point."),
+    run_duplicates: bool = typer.Option(False, "--run-duplicates", help="Run every point, also those whose "
+                                        "assembled vehicle equals another point's (by default such a point is "
+                                        "run once and the others are recorded from it, with same_as)."),
     plot_only: bool = typer.Option(False, "--plot-only", help="Only rebuild the table and figures of DIR."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout and nothing else."),
 ):
@@ -263,6 +266,8 @@ def sweep(
         if not live.enabled and not as_json:
             mark = {"ok": "ok", "refused": f"REFUSED ({rec.get('error')})"}.get(rec["status"],
                                                                               f"FAILED ({rec.get('error')})")
+            if rec.get("same_as"):
+                mark = f"ok (the assembled vehicle of {rec['same_as']})"
             eta = "" if live.last is None else f"; ETA {format_duration(live.last['eta_s'])}"
             typer.echo(f"[{done}/{total}] {rec['id']}: {mark}{eta}", err=True)
 
@@ -272,14 +277,17 @@ def sweep(
     try:
         with live:
             info = run_sweep(spec if fidelity is not None else file, target, scheduler=scheduler, workers=workers,
-                             progress=progress, retry_failed=retry_failed, series=series, on_update=on_update)
+                             progress=progress, retry_failed=retry_failed, series=series, on_update=on_update,
+                             share=not run_duplicates)
     except ValueError as err:
         fail(str(err))
     if as_json:
         print_json(info)
     else:
         typer.echo(f"{info['points']} points: {info['ok']} ok, {info['failed']} failed, "
-                   f"{info.get('refused', 0)} refused, {info['skipped']} already recorded; {info['ran']} run in "
+                   f"{info.get('refused', 0)} refused, {info['skipped']} already recorded, "
+                   f"{info.get('shared', 0)} recorded from a point of the same assembled vehicle; "
+                   f"{info['ran'] - info.get('shared', 0)} run in "
                    f"{info['wall_time_s']:.1f} s on {info['workers'] or info['scheduler']} worker(s)")
         typer.echo(f"table: {info['table']}")
         for f in info["figures"]:

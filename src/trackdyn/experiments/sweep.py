@@ -66,6 +66,14 @@ Guarantees:
   intersecting road wheel 1, which the thesis discarded, §5.2) is recorded as
   *refused* with the reason; a point that fails deterministically (a diverged
   run, bad options) as *failed* with its error; the sweep goes on.
+- Points whose assembled vehicle is the same run once (grids with an idler
+  axis: the assembly closes each track by moving the idler along its
+  tensioner, so with the shoe count a whole number several idler inputs
+  close onto one idler position, korner-2024 §5.2's "very similar track
+  configurations ... evaluated multiple times"). The others are recorded
+  from it: their summary.json is its result plus ``same_as`` (the computed
+  point's id) and their wall time 0; ``share=False`` (``--run-duplicates``)
+  runs every point.
 - :func:`sweep_status` reads a folder alone (done, failed, refused, left,
   in progress, ETA from the measured point times), so a partial study copied
   to another machine can be inspected and resumed there.
@@ -425,6 +433,96 @@ def _done_record(folder: Path):
         status = "refused" if d.get("error_type") == "GeometryError" else "failed"
         return {"status": status, "error": d.get("error"), "error_type": d.get("error_type")}
     return None
+
+
+def _rounded(obj, digits: int = 9):
+    if isinstance(obj, float):
+        return round(obj, digits) + 0.0  # -0.0 -> 0.0
+    if isinstance(obj, dict):
+        return {k: _rounded(v, digits) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_rounded(v, digits) for v in obj]
+    return obj
+
+
+def assembled_key(sweep: dict, params: dict, _cache: dict | None = None) -> str | None:
+    """A key equal for two points exactly when they run the same assembled vehicle through the same event.
+
+    The spec (idler location aside), the event and its options, and of each side the shoe count and the
+    idler centre the loop closes at (to 1e-9 m): the nominal idler location enters the assembly only
+    through that closure (``geometry.side_layout`` -> ``close_track``). ``None`` when the point has no
+    closed track to compare (a wheeled vehicle, a geometry the assembly refuses, an invalid spec): it runs
+    by itself.
+    """
+    import hashlib
+
+    from ..assembly.builder import vehicle_geometry
+
+    vehicle_params = json.dumps({k: v for k, v in params.items() if not k.startswith(("event.", "scenario."))},
+                                sort_keys=True)
+    cache = {} if _cache is None else _cache
+    try:
+        opts = _event_options(sweep, params)
+        if vehicle_params not in cache:  # the assembly depends on the vehicle's parameters only
+            cache[vehicle_params] = None
+            spec = _spec_for(sweep, params)
+            if getattr(spec, "running_gear", "tracks") == "tracks":
+                geo = vehicle_geometry(spec)
+                data = spec.model_dump(mode="json")
+                data["idler"].pop("location", None)
+                data["shoes"].pop("count", None)
+                closed = {side: {"shoes": int(t.n_shoes),
+                                 "idler": list(geo.layouts[side].idler_center(t.idler_shift))}
+                          for side, t in sorted(geo.tracks.items())}
+                cache[vehicle_params] = {"spec": data, "closed": closed}
+    except (GeometryError, SpecError, ValueError):
+        return None
+    if cache[vehicle_params] is None:
+        return None
+    blob = json.dumps(_rounded({"event": sweep["event"], "fidelity": sweep.get("fidelity"), "options": opts,
+                                **cache[vehicle_params]}), sort_keys=True, default=str)
+    return hashlib.sha1(blob.encode()).hexdigest()
+
+
+def shared_points(sweep: dict, points: list[dict]) -> dict[str, list[str]]:
+    """Groups of points (ids, grid order) that run the same assembled vehicle (:func:`assembled_key`).
+
+    Only grids with an idler axis can hold such groups (moving the sprocket or any other input changes the
+    assembled vehicle), so others return ``{}`` without assembling anything. Returns ``{key: [ids]}`` for the
+    groups of two or more.
+    """
+    if not any(k.startswith("idler.") for k in sweep.get("grid", {})):
+        return {}
+    groups: dict[str, list[str]] = {}
+    cache: dict = {}
+    for p in points:
+        k = assembled_key(sweep, p["params"], cache)
+        if k is not None:
+            groups.setdefault(k, []).append(p["id"])
+    return {k: ids for k, ids in groups.items() if len(ids) > 1}
+
+
+def _record_shared(out: Path, point: dict, source: str) -> dict:
+    """Record ``point`` from the computed point ``source`` of the same assembled vehicle (atomic, as run_point)."""
+    final = out / "points" / point["id"]
+    done = _done_record(final)
+    if done is not None:
+        return {"id": point["id"], "status": done["status"], "error": done.get("error"), "wall_time_s": 0.0,
+                "reused": True}
+    summary = json.loads((out / "points" / source / "summary.json").read_text(encoding="utf-8"))
+    source = summary.get("same_as") or source
+    tmp = out / "points" / f".{point['id']}.tmp-shared-{uuid.uuid4().hex[:8]}"
+    tmp.mkdir(parents=True)
+    write_json_atomic(tmp / "summary.json", {**summary, "same_as": source, "wall_time_s": 0.0,
+                                             "run_wall_time_s": 0.0, "build_wall_time_s": 0.0, "wall_per_sim": None})
+    write_json_atomic(tmp / "point.json", {"id": point["id"], "params": point["params"], "status": "ok",
+                                           "pid": os.getpid(), "wall_time_s": 0.0, "same_as": source})
+    try:
+        os.rename(tmp, final)
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return {"id": point["id"], "status": "ok", "error": None, "wall_time_s": 0.0, "reused": False,
+            "same_as": source}
 
 
 def run_point(sweep: dict, point: dict, out: str, series: bool = False) -> dict:
@@ -1010,7 +1108,8 @@ def _clean_tmp(out: Path) -> int:
 
 
 def run_sweep(spec, out, scheduler: str | None = None, workers: int | None = None, progress=None,
-              retry_failed: bool = False, figures: bool = True, series: bool = False, on_update=None) -> dict:
+              retry_failed: bool = False, figures: bool = True, series: bool = False, on_update=None,
+              share: bool = True) -> dict:
     """Run (or resume) a sweep on Dask; returns a JSON-ready summary.
 
     Parameters
@@ -1035,6 +1134,9 @@ def run_sweep(spec, out, scheduler: str | None = None, workers: int | None = Non
         "done", "ok", "failed", "refused", "running", "left", "ran", "elapsed_s", "eta_s"}``: the live
         progress display. ``eta_s`` comes from the measured point times (those recorded in the folder
         by earlier runs, then this run's), ``None`` before any.
+    share : bool
+        Run once the points whose assembled vehicle is the same (:func:`shared_points`) and record the
+        others from it (``same_as``); ``False`` runs every point.
 
     A second sweep on the same folder while one runs on this host is refused (``sweep.lock``).
     """
@@ -1058,7 +1160,7 @@ def run_sweep(spec, out, scheduler: str | None = None, workers: int | None = Non
     lock = _take_lock(out)
     try:
         return _run_locked(spec, out, text, man_path, scheduler, workers, progress, retry_failed, figures, series,
-                           on_update)
+                           on_update, share)
     finally:
         _release_lock(lock)
 
@@ -1108,7 +1210,8 @@ def _release_lock(lock: Path) -> None:
         pass
 
 
-def _run_locked(spec, out, text, man_path, scheduler, workers, progress, retry_failed, figures, series, on_update):
+def _run_locked(spec, out, text, man_path, scheduler, workers, progress, retry_failed, figures, series, on_update,
+                share=True):
     from distributed import Client, LocalCluster, as_completed
 
     if text is not None:
@@ -1132,12 +1235,27 @@ def _run_locked(spec, out, text, man_path, scheduler, workers, progress, retry_f
             w = _point_info(folder).get("wall_time_s") if rec["status"] != "refused" else None
             if isinstance(w, (int, float)) and w > 0:
                 prior_times.append(float(w))  # a resumed study's ETA starts from its recorded point times
+    sweep_dict = spec.to_dict()
+    # points of one assembled vehicle: the first computed one (or, none yet, the first pending) runs, the
+    # other pending ones wait for it and are recorded from it
+    waiting: dict[str, list[dict]] = {}
+    n_todo = len(pending)
+    if share and pending:
+        by_id = {p["id"]: p for p in points}
+        pending_ids = {p["id"] for p in pending}
+        for ids in shared_points(sweep_dict, points).values():
+            source = next((i for i in ids if states.get(i) == "ok"), None)
+            source = source or next((i for i in ids if i in pending_ids), None)
+            if source is None:
+                continue
+            waiting[source] = [by_id[i] for i in ids if i in pending_ids and i != source]
+        held = {p["id"] for ps in waiting.values() for p in ps}
+        pending = [p for p in pending if p["id"] not in held]
     n_workers = int(workers) if workers else (os.cpu_count() or 1)
     started = time.time()
     write_json_atomic(man_path, _manifest(spec, out, points, states, started, n_workers, scheduler))
     t0 = time.perf_counter()
     ran = []
-    sweep_dict = spec.to_dict()
     n_slots = n_workers
 
     def snapshot():
@@ -1149,6 +1267,22 @@ def _run_locked(spec, out, text, man_path, scheduler, workers, progress, retry_f
         return {"total": len(points), "done": done, **c, "running": min(left, n_slots), "left": left,
                 "ran": len(ran), "elapsed_s": time.perf_counter() - t0, "eta_s": _eta(times, left, n_slots)}
 
+    n_done = len(points) - len(pending) - sum(len(v) for v in waiting.values())
+
+    def finish(p, rec):
+        nonlocal n_done
+        states[p["id"]] = rec["status"]
+        ran.append(rec)
+        n_done += 1
+        write_json_atomic(man_path, _manifest(spec, out, points, states, started, n_workers, scheduler))
+        if progress is not None:
+            progress(n_done, len(points), rec)
+        if on_update is not None:
+            on_update(snapshot())
+
+    for source in [i for i in waiting if states.get(i) == "ok"]:  # computed in an earlier run
+        for q in waiting.pop(source):
+            finish(q, _record_shared(out, q, source))
     if pending:
         import logging
 
@@ -1169,21 +1303,22 @@ def _run_locked(spec, out, text, man_path, scheduler, workers, progress, retry_f
                 futs[f] = p
             if on_update is not None:
                 on_update(snapshot())
-            done = len(points) - len(pending)
-            for f in as_completed(list(futs)):
+            queue = as_completed(list(futs))
+            for f in queue:
                 p = futs[f]
                 try:
                     rec = f.result()
                 except Exception as err:  # the task kept killing workers, or the cluster refused it
                     rec = _record_failure(out, p, err)
-                states[p["id"]] = rec["status"]
-                ran.append(rec)
-                done += 1
-                write_json_atomic(man_path, _manifest(spec, out, points, states, started, n_workers, scheduler))
-                if progress is not None:
-                    progress(done, len(points), rec)
-                if on_update is not None:
-                    on_update(snapshot())
+                finish(p, rec)
+                for q in waiting.pop(p["id"], []):
+                    if rec["status"] == "ok":
+                        finish(q, _record_shared(out, q, p["id"]))
+                    else:  # the computed point failed: each of its group runs by itself
+                        g = client.submit(run_point, sweep_dict, q, str(out.resolve()), series,
+                                          key=f"trackdyn-point-{q['id']}-{token}", pure=False)
+                        futs[g] = q
+                        queue.add(g)
         finally:
             client.close()
             if cluster is not None:
@@ -1198,7 +1333,8 @@ def _run_locked(spec, out, text, man_path, scheduler, workers, progress, retry_f
     counts = {s: int(sum(1 for v in states.values() if v == s)) for s in ("ok", "failed", "refused")}
     return {"sweep": spec.name, "event": spec.event, "vehicle": spec.vehicle, "points": len(points),
             "ok": counts["ok"], "failed": counts["failed"], "refused": counts["refused"], "ran": len(ran),
-            "reused": int(sum(1 for r in ran if r.get("reused"))), "skipped": len(points) - len(pending),
+            "reused": int(sum(1 for r in ran if r.get("reused"))),
+            "shared": int(sum(1 for r in ran if r.get("same_as"))), "skipped": len(points) - n_todo,
             "missing": len(points) - sum(counts.values()), "removed_partial": removed,
             "workers": n_workers if not scheduler else None, "scheduler": scheduler, "wall_time_s": wall,
             "out": str(out), "table": str(table) if table else None, "figures": figs,
