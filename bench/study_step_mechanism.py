@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections import Counter
 from pathlib import Path
 
 import pandas as pd
@@ -54,11 +55,8 @@ def summarise_by(rows: list[dict], axis: str) -> dict:
         if not sel:
             continue
         lim = [r["limit_m"] for r in sel]
-        modes: dict[str, int] = {}
-        for r in sel:
-            modes[str(r["mode"])] = modes.get(str(r["mode"]), 0) + 1
         out[v] = {"points": len(sel), "min": min(lim), "max": max(lim), "mean": sum(lim) / len(lim),
-                  "modes": dict(sorted(modes.items(), key=lambda kv: -kv[1]))}
+                  "modes": dict(Counter(str(r["mode"]) for r in sel).most_common())}
     return out
 
 
