@@ -5,7 +5,7 @@ the body that made that peak (``limit_source`` of the sweep table), sorted into 
 where that body was: the hull striking the obstacle; a road wheel meeting or leaving the obstacle (its centre
 within 0.3 m of the half-round, which spans 0 .. 2 H from its leading edge); or a road wheel past it, hit while
 the hull pitches after the other wheels crossed; and whether the wheel's arm was on its jounce stop. Counted
-per obstacle height and sprocket dz.
+per obstacle height and the moved wheel's dz (the sweep's ``sprocket.dz`` or ``idler.dz`` axis).
 
 Usage: python bench/study_limit_phases.py [SWEEP_DIR] [--json PATH]   (default docs/study/sprocket-halfround)
 """
@@ -47,6 +47,7 @@ def main(argv=None) -> dict:
     sweep = load_sweep(a.folder / "sweep.toml")
     n_wheels = len(resolve_vehicle(sweep.vehicle).suspension.stations)
     table = sweep_table(sweep, a.folder, every_point=True)
+    dz_axis = next(k for k in sweep.grid if k.endswith(".dz"))
     counts = collections.Counter()
     for _, r in table[table["status"] == "ok"].iterrows():
         ls = {k: None if pd.isna(r.get(k)) else r.get(k)
@@ -54,13 +55,13 @@ def main(argv=None) -> dict:
                         "limit_source_on_jounce_stop")}
         h = float(r["event.height_in"])
         what = phase(ls, h, n_wheels) if ls["limit_source"] else "no speed above the limit"
-        counts[(h, float(r["sprocket.dz"]), what)] += 1
-    rows = [{"height_in": h, "sprocket_dz_m": dz, "phase": p, "points": n}
+        counts[(h, float(r[dz_axis]), what)] += 1
+    rows = [{"height_in": h, dz_axis.replace(".", "_") + "_m": dz, "phase": p, "points": n}
             for (h, dz, p), n in sorted(counts.items(), key=lambda kv: (-kv[0][0], -kv[0][1], kv[0][2]))]
     for r in rows:
-        print(f"{r['height_in']:>4g} in  dz {r['sprocket_dz_m']:+.2f}  {r['points']:3d}  {r['phase']}")
+        print(f"{r['height_in']:>4g} in  {dz_axis} {r[dz_axis.replace('.', '_') + '_m']:+.2f}  {r['points']:3d}  {r['phase']}")
     if a.json:
-        write_json_atomic(a.json, {"folder": str(a.folder), "rows": rows})
+        write_json_atomic(a.json, {"folder": str(a.folder), "axis": dz_axis, "rows": rows})
     return {"rows": rows}
 
 
