@@ -93,11 +93,13 @@ def _print_status(directory: Optional[Path], workers: Optional[int], as_json: bo
         state = {True: "running", False: "gone (killed?)", None: "on another host"}[drv["running"]]
         typer.echo(f"  driver   pid {drv['pid']} on {drv['host']}: {state}")
     typer.echo(f"  points   {st['points']}")
-    typer.echo(f"  done     {st['done']}")
+    typer.echo(f"  done     {st['done']}" + (f" ({st['shared']} recorded from a point of the same assembled vehicle)"
+                                             if st.get("shared") else ""))
     typer.echo(f"  failed   {st['failed']}")
     typer.echo(f"  refused  {st['refused']}")
-    typer.echo(f"  left     {st['left']}" + (f" ({len(st['in_progress'])} with an unfinished attempt)"
-                                             if st["in_progress"] else ""))
+    notes = ([f"{len(st['in_progress'])} with an unfinished attempt"] if st["in_progress"] else []) + \
+        ([f"{st['to_share']} to be recorded from a point of the same assembled vehicle"] if st.get("to_share") else [])
+    typer.echo(f"  left     {st['left']}" + (f" ({'; '.join(notes)})" if notes else ""))
     mean = st["mean_point_s"]
     typer.echo(f"  point time  {format_duration(mean)} mean over {st['computed']} computed point(s)"
                if mean is not None else "  point time  unknown (no point computed yet)")
@@ -148,7 +150,9 @@ class _Live:
     @staticmethod
     def render_text(snap: dict) -> str:
         return (f"{snap['done']}/{snap['total']} points: {snap['ok']} done, {snap['failed']} failed, "
-                f"{snap['refused']} refused, {snap['running']} running, {snap['left']} left; "
+                f"{snap['refused']} refused, {snap['running']} running, {snap['left']} left"
+                + (f" ({snap['runs_left']} to run)" if snap.get("runs_left", snap["left"]) != snap["left"] else "")
+                + "; "
                 f"elapsed {format_duration(snap['elapsed_s'])}, ETA {format_duration(snap['eta_s'])}")
 
     def _renderable(self, snap):

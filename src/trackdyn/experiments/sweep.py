@@ -1030,8 +1030,11 @@ def sweep_status(out, workers: int | None = None) -> dict:
     "driver"}``:
     ``done`` counts points with a result, ``failed`` and ``refused`` those recorded so (with the
     error or the reason), ``left`` the rest; ``in_progress`` the unfinished attempts' folders present
-    (running now, or left by a killed run). ``eta_s`` is ``left`` times the mean wall time of the
-    points computed so far (refused points take no time and are not counted), divided by ``workers``
+    (running now, or left by a killed run). ``shared`` counts the done points recorded from a computed
+    point of the same assembled vehicle (``same_as``), ``to_share`` the left points that the driver holds
+    for such a point (the manifest's ``same_as``: they will be recorded, not run). ``eta_s`` is ``left``
+    less ``to_share`` times the mean wall time of the
+    points computed so far (refused and shared points take no time and are not counted), divided by ``workers``
     (default: the manifest's); ``None`` before any point was computed. ``driver`` is the sweep process
     holding the folder's lock (``{"pid", "host", "running"}``; ``running`` is ``None`` when it was
     started on another host), ``None`` when no sweep holds it.
@@ -1047,12 +1050,15 @@ def sweep_status(out, workers: int | None = None) -> dict:
     points = man.get("points", [])
     counts = {"ok": 0, "failed": 0, "refused": 0}
     failures, refusals, times = {}, {}, []
+    shared = to_share = 0
     for p in points:
         folder = out / "points" / p["id"]
         rec = _done_record(folder)
         if rec is None:
+            to_share += bool(p.get("same_as"))
             continue
         counts[rec["status"]] += 1
+        shared += bool(_point_info(folder).get("same_as"))
         if rec["status"] == "failed":
             failures[p["id"]] = rec.get("error")
         elif rec["status"] == "refused":
@@ -1082,17 +1088,22 @@ def sweep_status(out, workers: int | None = None) -> dict:
     return {"sweep": sw.get("name"), "event": sw.get("event"), "vehicle": sw.get("vehicle"), "dir": str(out),
             "points": len(points), "done": counts["ok"], "failed": counts["failed"], "refused": counts["refused"],
             "left": left, "in_progress": in_progress,
+            "shared": shared, "to_share": to_share,
             "mean_point_s": float(np.mean(times)) if times else None, "computed": len(times),
-            "workers": int(n_workers), "eta_s": _eta(times, left, n_workers), "failures": failures,
+            "workers": int(n_workers), "eta_s": _eta(times, left - to_share, n_workers), "failures": failures,
             "refusals": refusals, "complete": left == 0, "updated": man.get("updated"), "driver": driver}
 
 
 # ---------------------------------------------------------------------------------------------- running
-def _manifest(spec, out, points, states, started, workers, scheduler):
+def _manifest(spec, out, points, states, started, workers, scheduler, held=None):
+    """The sweep folder's manifest; ``held`` maps a pending point waiting for a computed point of the same
+    assembled vehicle to that point's id (``same_as`` of its entry: ``sweep_status`` counts no run for it)."""
+    held = held or {}
     return {"sweep": spec.to_dict(), "identity": spec.identity(), "trackdyn_version": __version__,
             "started": started, "updated": time.time(), "workers": workers, "scheduler": scheduler,
             "points": [{"id": p["id"], "params": p["params"], "folder": f"points/{p['id']}",
-                        "state": states.get(p["id"], "pending")} for p in points],
+                        "state": states.get(p["id"], "pending"),
+                        **({"same_as": held[p["id"]]} if p["id"] in held else {})} for p in points],
             "counts": {s: sum(1 for v in states.values() if v == s) for s in ("ok", "failed", "refused")}}
 
 
@@ -1249,11 +1260,11 @@ def _run_locked(spec, out, text, man_path, scheduler, workers, progress, retry_f
             if source is None:
                 continue
             waiting[source] = [by_id[i] for i in ids if i in pending_ids and i != source]
-        held = {p["id"] for ps in waiting.values() for p in ps}
-        pending = [p for p in pending if p["id"] not in held]
+    held = {q["id"]: source for source, qs in waiting.items() for q in qs}
+    pending = [p for p in pending if p["id"] not in held]
     n_workers = int(workers) if workers else (os.cpu_count() or 1)
     started = time.time()
-    write_json_atomic(man_path, _manifest(spec, out, points, states, started, n_workers, scheduler))
+    write_json_atomic(man_path, _manifest(spec, out, points, states, started, n_workers, scheduler, held))
     t0 = time.perf_counter()
     ran = []
     n_slots = n_workers
@@ -1262,10 +1273,12 @@ def _run_locked(spec, out, text, man_path, scheduler, workers, progress, retry_f
         c = {k: sum(1 for v in states.values() if v == k) for k in ("ok", "failed", "refused")}
         done = sum(c.values())
         left = len(points) - done
+        runs_left = left - sum(1 for i in held if i not in states)  # a held point is recorded, not run
         times = prior_times + [r["wall_time_s"] for r in ran if not r.get("reused") and r["status"] != "refused"
                                and r.get("wall_time_s")]
-        return {"total": len(points), "done": done, **c, "running": min(left, n_slots), "left": left,
-                "ran": len(ran), "elapsed_s": time.perf_counter() - t0, "eta_s": _eta(times, left, n_slots)}
+        return {"total": len(points), "done": done, **c, "running": min(runs_left, n_slots), "left": left,
+                "runs_left": runs_left, "ran": len(ran), "elapsed_s": time.perf_counter() - t0,
+                "eta_s": _eta(times, runs_left, n_slots)}
 
     n_done = len(points) - len(pending) - sum(len(v) for v in waiting.values())
 
@@ -1274,7 +1287,7 @@ def _run_locked(spec, out, text, man_path, scheduler, workers, progress, retry_f
         states[p["id"]] = rec["status"]
         ran.append(rec)
         n_done += 1
-        write_json_atomic(man_path, _manifest(spec, out, points, states, started, n_workers, scheduler))
+        write_json_atomic(man_path, _manifest(spec, out, points, states, started, n_workers, scheduler, held))
         if progress is not None:
             progress(n_done, len(points), rec)
         if on_update is not None:
@@ -1315,6 +1328,7 @@ def _run_locked(spec, out, text, man_path, scheduler, workers, progress, retry_f
                     if rec["status"] == "ok":
                         finish(q, _record_shared(out, q, p["id"]))
                     else:  # the computed point failed: each of its group runs by itself
+                        held.pop(q["id"], None)
                         g = client.submit(run_point, sweep_dict, q, str(out.resolve()), series,
                                           key=f"trackdyn-point-{q['id']}-{token}", pure=False)
                         futs[g] = q

@@ -187,3 +187,39 @@ def test_a_second_sweep_on_a_running_folder_is_refused_and_a_dead_ones_lock_take
     info = SW.run_sweep(s, out)  # the dead process's lock is taken over, and released at the end
     assert info["ok"] == 1 and info["ran"] == 0 and not (out / "sweep.lock").exists()
     assert sweep_status(out)["driver"] is None
+
+
+def test_points_of_one_assembled_vehicle_count_no_run_in_the_eta(monkeypatch, tmp_path):
+    """An idler grid's points that close onto one assembled vehicle run once (sweep.shared_points); the
+    live ETA and ``sweep status`` count the runs left, not the points left."""
+    import logging
+
+    from distributed import LocalCluster
+
+    monkeypatch.setattr(SW, "run_event", _stub(OUTCOMES))
+    s = sweep_from_dict({**BASE, "figures": {"values": []}})
+    pts = s.points()
+    monkeypatch.setattr(SW, "shared_points", lambda sweep, points: {"k": [pts[0]["id"], pts[1]["id"]]})
+    out = tmp_path / "out"
+    _write_manifest(s, out, workers=1)
+    run_point(s.to_dict(), pts[4], str(out))  # recorded by an earlier run, 100 s
+    f = out / "points" / pts[4]["id"] / "point.json"
+    f.write_text(json.dumps({**json.loads(f.read_text()), "wall_time_s": 100.0}))
+    manifests, snaps = [], []
+
+    def on_update(snap):
+        snaps.append(snap)
+        manifests.append(sweep_status(out, workers=1))
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0",
+                      silence_logs=logging.ERROR) as cluster:
+        info = SW.run_sweep(s, out, scheduler=cluster.scheduler_address, on_update=on_update)
+    first = snaps[0]
+    # 4 points left, of which point 1 waits for point 0: 3 runs x 100 s on 1 worker
+    assert (first["left"], first["runs_left"], first["eta_s"]) == (4, 3, pytest.approx(300.0))
+    assert manifests[0]["to_share"] == 1 and manifests[0]["eta_s"] == pytest.approx(300.0)
+    assert info["shared"] == 1 and info["ran"] == 4
+    st = sweep_status(out)
+    assert (st["done"], st["shared"], st["to_share"], st["left"], st["eta_s"]) == (3, 1, 0, 0, 0.0)
+    rec = json.loads((out / "points" / pts[1]["id"] / "summary.json").read_text())
+    assert rec["same_as"] == pts[0]["id"] and rec["limit_m"] == 0.4  # point 0's result, not its own 0.45
