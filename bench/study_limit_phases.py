@@ -2,7 +2,7 @@
 
 For every computed point of a half-round sweep folder, the first speed whose driver peak exceeds the limit and
 the body that made that peak (``limit_source`` of the sweep table), sorted into the phase of the crossing by
-where that body was: the hull striking the obstacle; a road wheel meeting or leaving the obstacle (its centre
+where that body was: the hull striking the obstacle; a road wheel (or the idler or sprocket) meeting or leaving the obstacle (its centre
 within 0.3 m of the half-round, which spans 0 .. 2 H from its leading edge); or a road wheel past it, hit while
 the hull pitches after the other wheels crossed; and whether the wheel's arm was on its jounce stop. Counted
 per obstacle height and the moved wheel's dz (the sweep's ``sprocket.dz`` or ``idler.dz`` axis).
@@ -30,13 +30,16 @@ def phase(ls: dict, height_in: float, n_wheels: int) -> str:
     if ls["limit_source"] == "hull":
         return "hull strikes the obstacle"
     body, x = ls["limit_source_body"], ls.get("limit_source_x_from_obstacle_m")
-    which = ("front" if body.endswith("[0]") else "rear" if body.endswith(f"[{n_wheels - 1}]")
-             else "middle")
+    if body.endswith((".idler", ".sprocket")):  # the track's end wheels: no arm, no jounce stop
+        wheel = body.rsplit(".", 1)[1]
+    else:
+        wheel = ("front" if body.endswith("[0]") else "rear" if body.endswith(f"[{n_wheels - 1}]")
+                 else "middle") + " road wheel"
     if x is None:
-        return f"{which} road wheel"
+        return wheel
     where = "on the obstacle" if -0.3 <= x <= 2 * height_in * INCH + 0.3 else "past the obstacle"
     stop = ", on its jounce stop" if ls.get("limit_source_on_jounce_stop") else ""
-    return f"{which} road wheel {where}{stop}"
+    return f"{wheel} {where}{stop}"
 
 
 def main(argv=None) -> dict:
