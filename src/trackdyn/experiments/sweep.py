@@ -998,7 +998,7 @@ def _figures_on(spec, df, axes, suffix):
             fig.colorbar(sc, ax=ax, label=val)
             ax.set_xlabel("actual idler x [m] (vehicle frame)")
             ax.set_ylabel("actual idler z [m] (vehicle frame)")
-            ax.set_title(f"{spec.name}: {val} at the settled idler positions{suffix}")
+            ax.set_title(f"{spec.name}{suffix}\n{val} at the settled idler positions", fontsize=10)
             ax.grid(True, alpha=0.3)
             figs[f"{val}_actual"] = fig
     return figs
