@@ -1434,7 +1434,9 @@ def _poly_line(rec, n, s, b, s_pos, s_rot, s_par, sw_c, sw_R, pf, f0, nf, a_w, d
     polyhedron, normal to its axis j closest to the line, at the Gauss points ``±half_j/√3`` of its extent;
     a station inside the polyhedron grown by r (its face planes pushed out by r) is pushed out through the
     face that is shallowest at the stations' middle, if that push ``-n_f`` lies in the line's normal cone
-    (``c1 . push >= 0`` and ``c2 . push >= 0``; else the polyhedron's vertices in the terrain carry it).
+    (``c1 . push >= 0`` and ``c2 . push >= 0``; else the polyhedron's vertices in the terrain carry it) and
+    the station's foot on the face's plane lies on the face (else the station faces an edge of the
+    polyhedron, which the vertices carry).
     """
     cb = _r3(sw_c, s)
     el = _m3t(sw_R, s, de)  # the line in the polyhedron's frame; its largest component is the station axis
@@ -1468,6 +1470,18 @@ def _poly_line(rec, n, s, b, s_pos, s_rot, s_par, sw_c, sw_R, pf, f0, nf, a_w, d
         inside = True
         for f in range(f0, f0 + nf):
             if pf[f, 0] * lk[0] + pf[f, 1] * lk[1] + pf[f, 2] * lk[2] - pf[f, 3] - r >= 0.0:
+                inside = False
+                break
+        if not inside:
+            continue
+        # the face's own region only: the station's foot on face fb's plane must lie on the face (inside every
+        # other face plane). Beyond the face's edge the nearest feature is that edge, farther than the plane by
+        # up to r (the planes pushed out by r make a box-cornered solid, not the polyhedron grown by r), and the
+        # polyhedron's vertices in the terrain solid carry the contact, as a box's corners do (_box_solid_profile)
+        h = pf[fb, 0] * lk[0] + pf[fb, 1] * lk[1] + pf[fb, 2] * lk[2] - pf[fb, 3]
+        foot = vsub(lk, vscale(h, nrm))
+        for f in range(f0, f0 + nf):
+            if f != fb and pf[f, 0] * foot[0] + pf[f, 1] * foot[1] + pf[f, 2] * foot[2] - pf[f, 3] > 1e-12:
                 inside = False
                 break
         if not inside:

@@ -197,3 +197,35 @@ def test_triangles_are_a_closed_outward_mesh():
             assert nrm @ (a - c) > 0  # outward
             vol += np.dot(a, np.cross(b, d)) / 6.0
         assert vol == pytest.approx(ConvexHull(V).volume, rel=1e-12)
+
+
+@pytest.mark.parametrize("gap", [0.008, -0.004])
+def test_an_edge_near_a_half_round_touches_only_where_the_round_reaches_it(gap):
+    """The bottom rear edge of a cuboid beside a half-round's crown (PROFILE's 0.15 m half-round on its 0.3 m
+    step, axis at x = 2.15 m, z = 0.3 m): 0.09 m behind the axis and low enough that both the bottom's plane and the rear face's
+    plane lie within the radius of the axis, the edge itself ``gap`` from the round surface. The face planes
+    pushed out by r would touch (the bottom by 0.15 - h); the polyhedron grown by r touches only when the
+    edge does: with the gap open nothing, with it closed the two rear-bottom corners by the gap, as the box.
+    (Before the fix the polyhedron took the bottom face's plane beyond the face: the M113 hull's rear lower
+    edge struck a 12 in half-round 0.06 m short of it, docs/study/README.md.)"""
+    r, dx = 0.15, 0.09
+    h = math.sqrt((r + gap) ** 2 - dx ** 2)  # the edge's height over the axis
+    assert h < r and dx < r  # inside both pushed-out planes
+    size = (0.4, 0.3, 0.1)
+    centre = [2.15 + dx + size[0] / 2, 0.0, 0.3 + h + size[2] / 2]
+    found = []
+    for shape in (shapes.Box(list(size)), cuboid(size)):
+        sc = one_body(lambda shape=shape: [shape], PROFILE, centre, np.random.default_rng(0), mat=GROUND)
+        sc.system.q0[0, :3] = centre
+        sc.system.q0[0, 3:] = [1, 0, 0, 0]
+        found.append(penetrations(sc))
+    for d, n, p, k in found:
+        if gap > 0:
+            assert len(d) == 0
+        else:
+            assert len(d) == 2 and np.all(k == CK.K_PL)  # the rear-bottom corners in the half-round
+            np.testing.assert_allclose(d, -gap, rtol=0, atol=1e-12)
+            # a corner's record has the shape on side A: the ground (B) is pushed from the corner to the axis
+            np.testing.assert_allclose(n, np.tile([-dx, 0.0, -h], (2, 1)) / (r + gap), atol=1e-12)
+    (db, nb_, pb, kb), (dp, np_, pp, kp) = found
+    np.testing.assert_allclose(np.sort(dp), np.sort(db), rtol=0, atol=1e-12)
