@@ -1,0 +1,116 @@
+"""What the idler's height does at the 12 in half-round (issue #33, docs/study/README.md "The idler half-round").
+
+In ``thesis-idler-halfround`` the 12 in limit falls into three bands by the idler's height: raised (dz >= +0.10 m)
+the hull strikes at 2 m/s (limit about 1.5 m/s, 1.1-1.3 m/s where it strikes at 1.5 m/s already); lowered by
+0.05-0.10 m nothing strikes at the rear and the limit is set later, at 2.5-3 m/s, by the front road wheel;
+lowered by 0.15-0.20 m the idler itself strikes at 1.5 m/s (1.34-1.43 m/s), and so it does lowered by 0.10 m
+when it is also 0.15-0.20 m back. This script runs one speed at five
+idler positions (the §5.1 tensioning, the events' default step, output every 2 ms) and measures the peak and
+its source, the hull's contact force with the terrain (largest, when, over how many samples), the idler's
+settled centre in the hull's frame, and the idler's lowest clearance over the obstacle's crown (the idler
+centre's height less its radius, the shoe's depth (top + bottom) and the obstacle's height, while the idler is
+within 5 cm of the crown; negative: the track on the idler presses onto the obstacle).
+
+Usage: python bench/study_mechanism_halfround12_idler.py [--runs DIR] [--json PATH]
+(``--runs DIR`` keeps the event folders and reuses them; five runs of 6-9 s simulated, 1-2 min each on a free core.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy.spatial.transform import Rotation
+
+from trackdyn.conventions import INCH
+from trackdyn.experiments.events import resolve_vehicle, run_event
+from trackdyn.experiments.trials import vehicle_extent
+from trackdyn.io.results import write_json_atomic
+
+HEIGHT_IN = 12.0
+REAR_FLOOR = 1.0  # m of floor from the hull's rear end forwards, behind the rear road wheel (x = -3.35 m)
+LEAD_TIME = 3.0  # half_round's default: the front starts lead_time * speed before the obstacle
+CASES = {  # name: (idler dx, idler dz, speed): the sweep's first speed above 2.5 g (2 m/s lowered by 0.1 m, where
+    # the sweep's first is 3 m/s: the speed at which the design's hull strikes)
+    "idler up 0.2, back 0.2": (-0.2, 0.2, 2.0),
+    "design": (0.0, 0.0, 2.0),
+    "idler down 0.1": (0.0, -0.1, 2.0),
+    "idler down 0.2": (0.0, -0.2, 1.5),
+    "idler down 0.1, back 0.2": (-0.2, -0.1, 1.5),
+}
+
+
+def _run(folder: Path, dx: float, dz: float, speed: float) -> dict:
+    if not (folder / "summary.json").exists():
+        run_event("half-round", resolve_vehicle("m113", idler_dx=dx, idler_dz=dz), height_in=HEIGHT_IN,
+                  speeds=[speed], tension=True, output_step=0.002, out=folder)
+    return json.loads((folder / "summary.json").read_text())
+
+
+def rear(folder: Path, summ: dict, dx: float, dz: float) -> dict:
+    """The hull contact's place on the hull and the idler's clearance over the obstacle, from the time series."""
+    spec = resolve_vehicle("m113", idler_dx=dx, idler_dz=dz)
+    run = summ["runs"][0]
+    d = pd.read_parquet(folder / run["folder"] / "timeseries.parquet")
+    t = d["t"].to_numpy()
+    H = HEIGHT_IN * INCH
+    x_obs = vehicle_extent(spec).front_x + LEAD_TIME * run["speed_mps"]  # the obstacle's leading edge, world x
+    crown = x_obs + H
+    rot = Rotation.from_quat(d[[f"chassis.quat.e{i}" for i in (1, 2, 3, 0)]].to_numpy())
+    com = d[["chassis.pos.x", "chassis.pos.y", "chassis.pos.z"]].to_numpy()
+    force = d[["chassis.contact.force.x", "chassis.contact.force.y", "chassis.contact.force.z"]].to_numpy()
+    fmag = np.linalg.norm(force, axis=1)
+    out = {"peak_g": run["peak_g"], "peak_source": (run.get("peak_source") or {}).get("source"),
+           "t_peak_s": run["t_peak_s"], "hull_force_max_N": float(fmag.max()),
+           "t_hull_force_max_s": float(t[int(np.argmax(fmag))]) if fmag.max() > 1.0 else None,
+           "hull_contact_samples": int((fmag > 1.0).sum())}
+    rz = spec.idler.radius + spec.shoes.top + spec.shoes.bottom  # the wheel, then the shoe from its top to its pad
+    side = []
+    for s in ("left", "right"):
+        ix, iz = d[f"{s}.idler.pos.x"].to_numpy(), d[f"{s}.idler.pos.z"].to_numpy()
+        over = np.abs(ix - crown) < 0.05
+        if over.any():
+            side.append(float(np.min(iz[over]) - rz - H))
+    i_static = int(np.searchsorted(t, 0.5 * run["t_arrive_s"]))
+    idler_body = rot[i_static].inv().apply(d.loc[i_static, ["left.idler.pos.x", "left.idler.pos.y",
+                                                            "left.idler.pos.z"]].to_numpy(float) - com[i_static])
+    out.update({"idler_centre_hull_frame_m": [float(idler_body[0] + spec.chassis.com[0]),
+                                              float(idler_body[2] + spec.chassis.com[2])],
+                "idler_clearance_over_crown_m": min(side) if side else None,
+                "idler_wrap_radius_m": float(rz)})
+    return out
+
+
+def main(argv=None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=Path, default=None)
+    ap.add_argument("--json", type=Path, default=None)
+    a = ap.parse_args(argv)
+    root = a.runs or Path(tempfile.mkdtemp(prefix="halfround12-idler-"))
+    out = {"height_in": HEIGHT_IN, "cases": {}}
+    for name, (dx, dz, v) in CASES.items():
+        folder = root / f"dx{dx:+.2f}_dz{dz:+.2f}_v{v:g}"
+        summ = _run(folder, dx, dz, v)
+        out["cases"][name] = {"idler_dx_m": dx, "idler_dz_m": dz, "speed_mps": v, "step_s": summ["step_size_s"],
+                              **rear(folder, summ, dx, dz)}
+    keys = ["speed_mps", "peak_g", "peak_source", "t_peak_s", "hull_force_max_N", "t_hull_force_max_s",
+            "hull_contact_samples", "idler_centre_hull_frame_m", "idler_clearance_over_crown_m"]
+    print(f"{'':36s}" + "".join(f"{n:>26s}" for n in out["cases"]))
+    for k in keys:
+        vals = [c.get(k) for c in out["cases"].values()]
+        print(f"{k:36s}" + "".join(
+            f"{v:>26.4g}" if isinstance(v, float) and math.isfinite(v)
+            else f"{'(' + ', '.join(f'{x:.3f}' for x in v) + ')':>26s}" if isinstance(v, list) else f"{v!s:>26s}"
+            for v in vals))
+    if a.json:
+        write_json_atomic(a.json, out)
+    return out
+
+
+if __name__ == "__main__":
+    main()
