@@ -81,6 +81,20 @@ def fall(folder: Path, summ: dict) -> dict:
     }
 
 
+def print_cases(cases: dict, keys: list, key_width: int, width: int) -> None:
+    """The cases side by side, one row per key (numbers to 4 digits, lists of numbers as a tuple)."""
+    def cell(v):
+        if isinstance(v, float) and math.isfinite(v):
+            return f"{v:>{width}.4g}"
+        if isinstance(v, list):
+            return f"{'(' + ', '.join(f'{x:.3f}' for x in v) + ')':>{width}s}"
+        return f"{v!s:>{width}s}"
+
+    print(f"{'':{key_width}s}" + "".join(f"{n:>{width}s}" for n in cases))
+    for k in keys:
+        print(f"{k:{key_width}s}" + "".join(cell(c.get(k)) for c in cases.values()))
+
+
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=Path, default=None)
@@ -95,11 +109,7 @@ def main(argv=None) -> dict:
     keys = ["peak_g", "static_pitch_deg", "static_sprocket_centre_z_m", "nose_up_pitch_deg", "max_nose_down_rate_rad_s",
             "t_max_rate_s", "arrest_s", "front_arm_rotation_from_static_max_deg", "front_arm_on_jounce_stop",
             "t_tensioner_above_30kN_s", "sprocket_centre_z_then_m", "min_sprocket_centre_z_m", "t_peak_s"]
-    print(f"{'':42s}" + "".join(f"{n:>22s}" for n in out["cases"]))
-    for k in keys:
-        vals = [c[k] for c in out["cases"].values()]
-        print(f"{k:42s}" + "".join(f"{v:>22.4g}" if isinstance(v, float) and math.isfinite(v) else f"{v!s:>22s}"
-                                   for v in vals))
+    print_cases(out["cases"], keys, 42, 22)
     if a.json:
         write_json_atomic(a.json, out)
     return out

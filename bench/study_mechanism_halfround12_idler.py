@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import tempfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from scipy.spatial.transform import Rotation
+from study_mechanism_halfround10 import print_cases
 
 from trackdyn.conventions import INCH
 from trackdyn.experiments.events import resolve_vehicle, run_event
@@ -100,13 +100,7 @@ def main(argv=None) -> dict:
                               **rear(folder, summ, dx, dz)}
     keys = ["speed_mps", "peak_g", "peak_source", "t_peak_s", "hull_force_max_N", "t_hull_force_max_s",
             "hull_contact_samples", "idler_centre_hull_frame_m", "idler_clearance_over_crown_m"]
-    print(f"{'':36s}" + "".join(f"{n:>26s}" for n in out["cases"]))
-    for k in keys:
-        vals = [c.get(k) for c in out["cases"].values()]
-        print(f"{k:36s}" + "".join(
-            f"{v:>26.4g}" if isinstance(v, float) and math.isfinite(v)
-            else f"{'(' + ', '.join(f'{x:.3f}' for x in v) + ')':>26s}" if isinstance(v, list) else f"{v!s:>26s}"
-            for v in vals))
+    print_cases(out["cases"], keys, 36, 26)
     if a.json:
         write_json_atomic(a.json, out)
     return out
