@@ -206,8 +206,9 @@ def test_an_edge_near_a_half_round_touches_only_where_the_round_reaches_it(gap):
     plane lie within the radius of the axis, the edge itself ``gap`` from the round surface. The face planes
     pushed out by r would touch (the bottom by 0.15 - h); the polyhedron grown by r touches only when the
     edge does: with the gap open nothing, with it closed the two rear-bottom corners by the gap, as the box.
-    (Before the fix the polyhedron took the bottom face's plane beyond the face: the M113 hull's rear lower
-    edge struck a 12 in half-round 0.06 m short of it, docs/study/README.md.)"""
+    (Before the fix the polyhedron took the bottom face's plane beyond the face, up to r (sqrt 2 - 1) short of
+    the round; found while tracing the M113 hull's 12 in strike, which is a contact within the floor's face and
+    the same after the fix: docs/study/README.md.)"""
     r, dx = 0.15, 0.09
     h = math.sqrt((r + gap) ** 2 - dx ** 2)  # the edge's height over the axis
     assert h < r and dx < r  # inside both pushed-out planes
