@@ -1058,13 +1058,14 @@ def sweep_status(out, workers: int | None = None) -> dict:
             to_share += bool(p.get("same_as"))
             continue
         counts[rec["status"]] += 1
-        shared += bool(_point_info(folder).get("same_as"))
+        info = _point_info(folder)  # point.json, read once
+        shared += bool(info.get("same_as"))
         if rec["status"] == "failed":
             failures[p["id"]] = rec.get("error")
         elif rec["status"] == "refused":
             refusals[p["id"]] = rec.get("error")
         if rec["status"] != "refused":
-            w = _point_info(folder).get("wall_time_s")
+            w = info.get("wall_time_s")
             if isinstance(w, (int, float)) and w > 0:
                 times.append(float(w))
     pdir = out / "points"
@@ -1280,7 +1281,7 @@ def _run_locked(spec, out, text, man_path, scheduler, workers, progress, retry_f
                 "runs_left": runs_left, "ran": len(ran), "elapsed_s": time.perf_counter() - t0,
                 "eta_s": _eta(times, runs_left, n_slots)}
 
-    n_done = len(points) - len(pending) - sum(len(v) for v in waiting.values())
+    n_done = len(points) - len(pending) - len(held)
 
     def finish(p, rec):
         nonlocal n_done
