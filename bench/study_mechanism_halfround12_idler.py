@@ -1,4 +1,4 @@
-"""What the idler's height does at the 12 in half-round (issue #33, docs/study/README.md "The idler half-round").
+"""What the idler's height does at the 12 in (and 10 in) half-round (issue #33, docs/study/README.md).
 
 In ``thesis-idler-halfround`` the 12 in limit falls into three bands by the idler's height: raised (dz >= +0.10 m)
 the hull strikes at 2 m/s (limit about 1.5 m/s, 1.1-1.3 m/s where it strikes at 1.5 m/s already); lowered by
@@ -11,7 +11,12 @@ settled centre in the hull's frame, and the idler's lowest clearance over the ob
 centre's height less its radius, the shoe's depth (top + bottom) and the obstacle's height, while the idler is
 within 5 cm of the crown; negative: the track on the idler presses onto the obstacle).
 
-Usage: python bench/study_mechanism_halfround12_idler.py [--runs DIR] [--json PATH]
+With ``--height-in 10`` the same measures at the 10 in half-round, where the thesis's idler strikes at the design
+position (Fig. 5.9) and trackdyn's sets no limit: the design at the layer's last speed under 2.5 g and its first
+above (2.5, 3 m/s), and the idler 0.2 m up and back (the thesis's "clears the obstacle") at 3 m/s. Every case also
+records the idler's lift over its height at rest when it is over the crown (``idler_lift_at_crown_m``).
+
+Usage: python bench/study_mechanism_halfround12_idler.py [--height-in 12|10] [--runs DIR] [--json PATH]
 (``--runs DIR`` keeps the event folders and reuses them; five runs of 6-9 s simulated, 1-2 min each on a free core.)
 """
 
@@ -32,33 +37,37 @@ from trackdyn.experiments.events import resolve_vehicle, run_event
 from trackdyn.experiments.trials import vehicle_extent
 from trackdyn.io.results import write_json_atomic
 
-HEIGHT_IN = 12.0
 REAR_FLOOR = 1.0  # m of floor from the hull's rear end forwards, behind the rear road wheel (x = -3.35 m)
 LEAD_TIME = 3.0  # half_round's default: the front starts lead_time * speed before the obstacle
-CASES = {  # name: (idler dx, idler dz, speed): the sweep's first speed above 2.5 g (2 m/s lowered by 0.1 m, where
-    # the sweep's first is 3 m/s: the speed at which the design's hull strikes)
-    "idler up 0.2, back 0.2": (-0.2, 0.2, 2.0),
-    "design": (0.0, 0.0, 2.0),
-    "idler down 0.1": (0.0, -0.1, 2.0),
-    "idler down 0.2": (0.0, -0.2, 1.5),
-    "idler down 0.1, back 0.2": (-0.2, -0.1, 1.5),
+CASES = {  # name: (idler dx, idler dz, speed)
+    # 12 in: the sweep's first speed above 2.5 g (2 m/s lowered by 0.1 m, where the sweep's first is 3 m/s: the
+    # speed at which the design's hull strikes)
+    12.0: {"idler up 0.2, back 0.2": (-0.2, 0.2, 2.0),
+           "design": (0.0, 0.0, 2.0),
+           "idler down 0.1": (0.0, -0.1, 2.0),
+           "idler down 0.2": (0.0, -0.2, 1.5),
+           "idler down 0.1, back 0.2": (-0.2, -0.1, 1.5)},
+    # 10 in: the design's last speed under 2.5 g and its first above; the idler up and back at the latter
+    10.0: {"design, 2.5 m/s": (0.0, 0.0, 2.5),
+           "design, 3 m/s": (0.0, 0.0, 3.0),
+           "idler up 0.2, back 0.2": (-0.2, 0.2, 3.0)},
 }
 
 
-def _run(folder: Path, dx: float, dz: float, speed: float) -> dict:
+def _run(folder: Path, dx: float, dz: float, speed: float, height_in: float) -> dict:
     if not (folder / "summary.json").exists():
-        run_event("half-round", resolve_vehicle("m113", idler_dx=dx, idler_dz=dz), height_in=HEIGHT_IN,
+        run_event("half-round", resolve_vehicle("m113", idler_dx=dx, idler_dz=dz), height_in=height_in,
                   speeds=[speed], tension=True, output_step=0.002, out=folder)
     return json.loads((folder / "summary.json").read_text())
 
 
-def rear(folder: Path, summ: dict, dx: float, dz: float) -> dict:
+def rear(folder: Path, summ: dict, dx: float, dz: float, height_in: float) -> dict:
     """The hull contact's place on the hull and the idler's clearance over the obstacle, from the time series."""
     spec = resolve_vehicle("m113", idler_dx=dx, idler_dz=dz)
     run = summ["runs"][0]
     d = pd.read_parquet(folder / run["folder"] / "timeseries.parquet")
     t = d["t"].to_numpy()
-    H = HEIGHT_IN * INCH
+    H = height_in * INCH
     x_obs = vehicle_extent(spec).front_x + LEAD_TIME * run["speed_mps"]  # the obstacle's leading edge, world x
     crown = x_obs + H
     rot = Rotation.from_quat(d[[f"chassis.quat.e{i}" for i in (1, 2, 3, 0)]].to_numpy())
@@ -70,36 +79,41 @@ def rear(folder: Path, summ: dict, dx: float, dz: float) -> dict:
            "t_hull_force_max_s": float(t[int(np.argmax(fmag))]) if fmag.max() > 1.0 else None,
            "hull_contact_samples": int((fmag > 1.0).sum())}
     rz = spec.idler.radius + spec.shoes.top + spec.shoes.bottom  # the wheel, then the shoe from its top to its pad
-    side = []
+    i_static = int(np.searchsorted(t, 0.5 * run["t_arrive_s"]))
+    side, lift = [], []
     for s in ("left", "right"):
         ix, iz = d[f"{s}.idler.pos.x"].to_numpy(), d[f"{s}.idler.pos.z"].to_numpy()
         over = np.abs(ix - crown) < 0.05
         if over.any():
             side.append(float(np.min(iz[over]) - rz - H))
-    i_static = int(np.searchsorted(t, 0.5 * run["t_arrive_s"]))
+            lift.append(float(np.min(iz[over]) - iz[i_static]))
     idler_body = rot[i_static].inv().apply(d.loc[i_static, ["left.idler.pos.x", "left.idler.pos.y",
                                                             "left.idler.pos.z"]].to_numpy(float) - com[i_static])
     out.update({"idler_centre_hull_frame_m": [float(idler_body[0] + spec.chassis.com[0]),
                                               float(idler_body[2] + spec.chassis.com[2])],
                 "idler_clearance_over_crown_m": min(side) if side else None,
+                "idler_lift_at_crown_m": min(lift) if lift else None,
                 "idler_wrap_radius_m": float(rz)})
     return out
 
 
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--height-in", type=float, default=12.0, choices=sorted(CASES))
     ap.add_argument("--runs", type=Path, default=None)
     ap.add_argument("--json", type=Path, default=None)
     a = ap.parse_args(argv)
-    root = a.runs or Path(tempfile.mkdtemp(prefix="halfround12-idler-"))
-    out = {"height_in": HEIGHT_IN, "cases": {}}
-    for name, (dx, dz, v) in CASES.items():
-        folder = root / f"dx{dx:+.2f}_dz{dz:+.2f}_v{v:g}"
-        summ = _run(folder, dx, dz, v)
+    h = a.height_in
+    root = a.runs or Path(tempfile.mkdtemp(prefix=f"halfround{h:g}-idler-"))
+    out = {"height_in": h, "cases": {}}
+    for name, (dx, dz, v) in CASES[h].items():
+        folder = root / f"h{h:g}_dx{dx:+.2f}_dz{dz:+.2f}_v{v:g}"
+        summ = _run(folder, dx, dz, v, h)
         out["cases"][name] = {"idler_dx_m": dx, "idler_dz_m": dz, "speed_mps": v, "step_s": summ["step_size_s"],
-                              **rear(folder, summ, dx, dz)}
+                              **rear(folder, summ, dx, dz, h)}
     keys = ["speed_mps", "peak_g", "peak_source", "t_peak_s", "hull_force_max_N", "t_hull_force_max_s",
-            "hull_contact_samples", "idler_centre_hull_frame_m", "idler_clearance_over_crown_m"]
+            "hull_contact_samples", "idler_centre_hull_frame_m", "idler_clearance_over_crown_m",
+            "idler_lift_at_crown_m"]
     print_cases(out["cases"], keys, 36, 26)
     if a.json:
         write_json_atomic(a.json, out)
