@@ -14,7 +14,8 @@ within 5 cm of the crown; negative: the track on the idler presses onto the obst
 With ``--height-in 10`` the same measures at the 10 in half-round, where the thesis's idler strikes at the design
 position (Fig. 5.9) and trackdyn's sets no limit: the design at the layer's last speed under 2.5 g and its first
 above (2.5, 3 m/s), and the idler 0.2 m up and back (the thesis's "clears the obstacle") at 3 m/s. Every case also
-records the idler's lift over its height at rest when it is over the crown (``idler_lift_at_crown_m``).
+records the idler's lift over its height at rest when it is over the crown (``idler_lift_at_crown_m``), and the
+chassis's pitch (nose up positive) and the rise of its centre of mass then.
 
 Usage: python bench/study_mechanism_halfround12_idler.py [--height-in 12|10] [--runs DIR] [--json PATH]
 (``--runs DIR`` keeps the event folders and reuses them; five runs of 6-9 s simulated, 1-2 min each on a free core.)
@@ -87,6 +88,11 @@ def rear(folder: Path, summ: dict, dx: float, dz: float, height_in: float) -> di
         if over.any():
             side.append(float(np.min(iz[over]) - rz - H))
             lift.append(float(np.min(iz[over]) - iz[i_static]))
+    R = rot.as_matrix()
+    pitch = np.degrees(np.arctan2(R[:, 2, 0], R[:, 0, 0]))  # nose up positive, as the events' monitor (trials.py)
+    j = int(np.argmin(np.abs(d["left.idler.pos.x"].to_numpy() - crown)))  # the left idler over the crown
+    out.update({"pitch_at_rest_deg": float(pitch[i_static]), "pitch_idler_at_crown_deg": float(pitch[j]),
+                "chassis_rise_idler_at_crown_m": float(com[j, 2] - com[i_static, 2])})
     idler_body = rot[i_static].inv().apply(d.loc[i_static, ["left.idler.pos.x", "left.idler.pos.y",
                                                             "left.idler.pos.z"]].to_numpy(float) - com[i_static])
     out.update({"idler_centre_hull_frame_m": [float(idler_body[0] + spec.chassis.com[0]),
@@ -113,7 +119,7 @@ def main(argv=None) -> dict:
                               **rear(folder, summ, dx, dz, h)}
     keys = ["speed_mps", "peak_g", "peak_source", "t_peak_s", "hull_force_max_N", "t_hull_force_max_s",
             "hull_contact_samples", "idler_centre_hull_frame_m", "idler_clearance_over_crown_m",
-            "idler_lift_at_crown_m"]
+            "idler_lift_at_crown_m", "pitch_at_rest_deg", "pitch_idler_at_crown_deg", "chassis_rise_idler_at_crown_m"]
     print_cases(out["cases"], keys, 36, 26)
     if a.json:
         write_json_atomic(a.json, out)
