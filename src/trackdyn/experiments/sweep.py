@@ -106,7 +106,8 @@ from ..viz.plots import grid_by_axis, grid_map, new_figure, peak_vs_parameter, s
 from .events import EVENTS, EventDiverged, resolve_vehicle, run_event
 
 __all__ = ["SweepSpec", "load_sweep", "sweep_from_dict", "run_sweep", "run_point", "point_record", "sweep_table",
-           "sweep_figures", "sweep_status", "compare_sweeps", "builtin_sweeps", "find_sweep", "GEOMETRY_KEYS", "DEFAULT_VALUES", "SWEEPS_DIR"]
+           "sweep_figures", "sweep_status", "compare_sweeps", "assembly_refuses", "builtin_sweeps", "find_sweep",
+           "GEOMETRY_KEYS", "DEFAULT_VALUES", "SWEEPS_DIR"]
 
 GEOMETRY_KEYS = ("sprocket.dx", "sprocket.dz", "idler.dx", "idler.dz")
 #: Grid keys that are neither geometry offsets nor prefixed (module docstring).
@@ -445,6 +446,13 @@ def _rounded(obj, digits: int = 9):
     return obj
 
 
+def _vehicle_key(params: dict) -> str:
+    """The point's vehicle parameters (all but ``event.*`` and ``scenario.*``), as a key: the assembly
+    depends on these only."""
+    return json.dumps({k: v for k, v in params.items() if not k.startswith(("event.", "scenario."))},
+                      sort_keys=True)
+
+
 def assembled_key(sweep: dict, params: dict, _cache: dict | None = None) -> str | None:
     """A key equal for two points exactly when they run the same assembled vehicle through the same event.
 
@@ -458,8 +466,7 @@ def assembled_key(sweep: dict, params: dict, _cache: dict | None = None) -> str 
 
     from ..assembly.builder import vehicle_geometry
 
-    vehicle_params = json.dumps({k: v for k, v in params.items() if not k.startswith(("event.", "scenario."))},
-                                sort_keys=True)
+    vehicle_params = _vehicle_key(params)
     cache = {} if _cache is None else _cache
     try:
         opts = _event_options(sweep, params)
@@ -482,6 +489,28 @@ def assembled_key(sweep: dict, params: dict, _cache: dict | None = None) -> str 
     blob = json.dumps(_rounded({"event": sweep["event"], "fidelity": sweep.get("fidelity"), "options": opts,
                                 **cache[vehicle_params]}), sort_keys=True, default=str)
     return hashlib.sha1(blob.encode()).hexdigest()
+
+
+def assembly_refuses(sweep: dict, params: dict, _cache: dict | None = None) -> GeometryError | None:
+    """The assembly's ``GeometryError`` when it refuses the point's geometry (before anything is simulated:
+    the point is recorded as refused), else None. An invalid spec or a wheeled vehicle is not refused here:
+    such a point runs, and :func:`run_point` records what happens. ``_cache`` holds the answer per vehicle
+    parameters (:func:`_vehicle_key`)."""
+    from ..assembly.builder import vehicle_geometry
+
+    key = _vehicle_key(params)
+    cache = {} if _cache is None else _cache
+    if key not in cache:
+        cache[key] = None
+        try:
+            spec = _spec_for(sweep, params)
+            if getattr(spec, "running_gear", "tracks") == "tracks":
+                vehicle_geometry(spec)
+        except GeometryError as err:
+            cache[key] = err
+        except (SpecError, ValueError):
+            pass
+    return cache[key]
 
 
 def shared_points(sweep: dict, points: list[dict]) -> dict[str, list[str]]:
@@ -525,7 +554,8 @@ def _record_shared(out: Path, point: dict, source: str) -> dict:
             "same_as": source}
 
 
-def run_point(sweep: dict, point: dict, out: str, series: bool = False) -> dict:
+def run_point(sweep: dict, point: dict, out: str, series: bool = False,
+              refused: GeometryError | None = None) -> dict:
     """Compute one grid point (on a Dask worker): the event into a temporary folder, renamed when done.
 
     Returns ``{"id", "status": "ok" | "failed" | "refused", "error", "pid", "wall_time_s", "reused"}``.
@@ -534,7 +564,9 @@ def run_point(sweep: dict, point: dict, out: str, series: bool = False) -> dict:
     diverged run, bad options) in ``failed.json``; they are returned, never
     raised. With ``series`` the event writes its trial folders (time series)
     and figures into the point folder; otherwise only ``summary.json``
-    without the result's time series.
+    without the result's time series. ``refused``: the assembly's error, found
+    before (:func:`assembly_refuses`): the point is recorded as refused without
+    running the event.
     """
     points_dir = Path(out) / "points"
     final = points_dir / point["id"]
@@ -549,6 +581,8 @@ def run_point(sweep: dict, point: dict, out: str, series: bool = False) -> dict:
     t0 = time.perf_counter()
     status, error = "ok", None
     try:
+        if refused is not None:
+            raise refused
         spec = _spec_for(sweep, point["params"])
         opts = _event_options(sweep, point["params"])
         if series:
@@ -1297,6 +1331,14 @@ def _run_locked(spec, out, text, man_path, scheduler, workers, progress, retry_f
     for source in [i for i in waiting if states.get(i) == "ok"]:  # computed in an earlier run
         for q in waiting.pop(source):
             finish(q, _record_shared(out, q, source))
+    # geometries the assembly refuses are recorded here, before any worker starts: they take no simulation, so
+    # the ETA counts only the points that run (a layer of the idler study has 7 of 39 such points)
+    refusing: dict = {}
+    for p in list(pending):
+        err = assembly_refuses(sweep_dict, p["params"], refusing)
+        if err is not None:
+            pending.remove(p)
+            finish(p, run_point(sweep_dict, p, str(out.resolve()), series, refused=err))
     if pending:
         import logging
 

@@ -223,3 +223,40 @@ def test_points_of_one_assembled_vehicle_count_no_run_in_the_eta(monkeypatch, tm
     assert (st["done"], st["shared"], st["to_share"], st["left"], st["eta_s"]) == (3, 1, 0, 0, 0.0)
     rec = json.loads((out / "points" / pts[1]["id"] / "summary.json").read_text())
     assert rec["same_as"] == pts[0]["id"] and rec["limit_m"] == 0.4  # point 0's result, not its own 0.45
+
+
+def test_geometries_the_assembly_refuses_are_recorded_first_and_count_no_run_in_the_eta(monkeypatch, tmp_path):
+    """A point whose geometry the assembly refuses (the sprocket 0.2 m back and down intersects road wheel 1) is
+    recorded as refused before any worker starts, without calling the event, so the first ETA counts only the
+    points that run (an idler half-round layer has 7 such points of 39)."""
+    import logging
+
+    from distributed import LocalCluster
+
+    calls = []
+
+    def run_event(name, vehicle, out=None, **opts):
+        calls.append(vehicle.sprocket.location[0])
+        return {"event": name, "limit_m": 0.5, "failure_mode": "nose-in"}
+
+    monkeypatch.setattr(SW, "run_event", run_event)
+    s = sweep_from_dict({"vehicle": "m113", "event": "step-climb", "options": {"search": "values", "values": [0.4]},
+                         "grid": {"sprocket.dx": [-0.2, 0.0, 0.05], "sprocket.dz": [-0.2]}, "figures": {"values": []}})
+    refused, runs, prior = s.points()
+    assert SW.assembly_refuses(s.to_dict(), refused["params"]) and not SW.assembly_refuses(s.to_dict(), runs["params"])
+    out = tmp_path / "out"
+    _write_manifest(s, out, workers=1)
+    run_point(s.to_dict(), prior, str(out))  # recorded by an earlier run, 100 s
+    f = out / "points" / prior["id"] / "point.json"
+    f.write_text(json.dumps({**json.loads(f.read_text()), "wall_time_s": 100.0}))
+    calls.clear()
+    snaps = []
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0",
+                      silence_logs=logging.ERROR) as cluster:
+        SW.run_sweep(s, out, scheduler=cluster.scheduler_address, workers=1, on_update=snaps.append)
+    first = snaps[0]
+    assert (first["refused"], first["left"], first["runs_left"], first["eta_s"]) == (1, 1, 1, pytest.approx(100.0))
+    assert len(calls) == 1  # the event ran for the assembled point only
+    rec = json.loads((out / "points" / refused["id"] / "refused.json").read_text())
+    assert rec["error_type"] == "GeometryError" and "roadwheel 0" in rec["error"]
+    assert sweep_status(out)["refused"] == 1
