@@ -119,7 +119,8 @@ def report(out_dir: Path) -> list[dict]:
             # the trials' own wall times (a trial's wall includes any time the process was paused)
             wall = sum(t["wall_time_s"] for t in trials)
             rows.append({"study": study, "dx": dx, "dz": dz, "extra": (dx, dz) in EXTRA[study],
-                         "limit_default_m": d["limit_m"], "bracket_default_m": d["bracket_m"], "limit_h_m": r["limit_m"],
+                         "limit_default_m": d["limit_m"], "bracket_default_m": d["bracket_m"],
+                         "limit_h_m": r["limit_m"],
                          "change_m": r["limit_change_m"], "same_bracket": r["same_bracket"],
                          "mode_default": dmode[0] if dmode else None, "mode_h": mode, "trials_h": len(trials),
                          "itt_default_N": d["itt_N"], "itt_h_N": r["itt_N"], "trials_wall_s": wall})
